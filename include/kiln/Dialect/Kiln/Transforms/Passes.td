@@ -1,0 +1,39 @@
+//===- Passes.td - kiln dialect passes ---------------------*- tablegen -*-===//
+
+#ifndef KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD
+#define KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KilnShapeInference : Pass<"kiln-shape-inference", "::mlir::func::FuncOp"> {
+  let summary = "Propagate static shapes through a function from its arguments";
+  let description = [{
+    Visits the ops of a function in order and refines every result type to
+    what the op infers from its (already refined) operands, then updates the
+    function's result types to match its `func.return`. A declared type that
+    conflicts with the inferred one (different rank, element type or a
+    different static size) is an error naming the op, both types and the
+    operands' types. An op that cannot infer (for example a matmul whose K
+    dims disagree) reports why.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
+def KilnFoldConstants : Pass<"kiln-fold-constants"> {
+  let summary = "Evaluate small integer/shape subgraphs at compile time";
+  let description = [{
+    Folds kiln ops whose operands are constants into constants, as exporters'
+    shape subgraphs need (Shape -> Gather -> Concat -> Reshape, Cast, integer
+    arithmetic), then rewrites shape-tensor operands that became constant
+    into attributes. Only integer and bool tensors with at most
+    `max-elements` elements are evaluated, so weights are never expanded.
+    Unlike `canonicalize` it applies no other rewrites.
+  }];
+  let options = [
+    Option<"maxElements", "max-elements", "int64_t", /*default=*/"4096",
+           "Largest constant (in elements) the pass may create">
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
+#endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,341 @@
+//===- KilnOps.cpp - kiln op type inference and verification --------------===//
+//
+// Result-type inference for every op (the shape arithmetic itself lives in
+// kiln/Support/ShapeUtils) and the verifiers for what inference cannot see.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Support/ShapeUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reports a shape error at `loc` (when verification asked for diagnostics)
+/// and turns it into a failure.
+LogicalResult reportShapeError(std::optional<Location> loc, llvm::Error err) {
+  return emitOptionalError(loc, llvm::toString(std::move(err)));
+}
+
+/// Pushes `tensor<shape x elementType>` or reports why the shape is invalid.
+LogicalResult pushTensor(std::optional<Location> loc,
+                         llvm::Expected<shape::Shape> result, Type elementType,
+                         SmallVectorImpl<Type> &types) {
+  if (!result)
+    return reportShapeError(loc, result.takeError());
+  types.push_back(RankedTensorType::get(*result, elementType));
+  return success();
+}
+
+RankedTensorType tensorTypeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// The static target shape of a reshape/expand: the attribute, or the value
+/// of a constant shape operand. std::nullopt when only the rank is known.
+std::optional<SmallVector<int64_t>> knownTargetShape(Value shapeTensor,
+                                                     DenseI64ArrayAttr attr) {
+  if (attr)
+    return SmallVector<int64_t>(attr.asArrayRef());
+  DenseIntElementsAttr constant;
+  if (shapeTensor && matchPattern(shapeTensor, m_Constant(&constant)))
+    return llvm::to_vector(llvm::map_range(
+        constant.getValues<APInt>(),
+        [](const APInt &v) { return v.getSExtValue(); }));
+  return std::nullopt;
+}
+
+/// Shape of a reshape/expand whose target is a non-constant tensor: only the
+/// rank is known.
+SmallVector<int64_t> unknownTargetShape(Value shapeTensor) {
+  int64_t rank = tensorTypeOf(shapeTensor).getDimSize(0);
+  return SmallVector<int64_t>(rank, ShapedType::kDynamic);
+}
+
+LogicalResult verifyShapedByOp(Operation *op, Value shapeTensor,
+                               DenseI64ArrayAttr shape) {
+  if (static_cast<bool>(shapeTensor) == static_cast<bool>(shape))
+    return op->emitOpError("needs exactly one of a shape operand (`by`) or a "
+                           "shape attribute (`to`)");
+  if (shapeTensor && tensorTypeOf(shapeTensor).isDynamicDim(0))
+    return op->emitOpError("shape operand must have a static length, got ")
+           << shapeTensor.getType();
+  return success();
+}
+
+} // namespace
+
+bool kiln::detail::areRefinableTypes(TypeRange inferred, TypeRange declared) {
+  if (inferred.size() != declared.size())
+    return false;
+  for (auto [a, b] : llvm::zip_equal(inferred, declared)) {
+    auto x = dyn_cast<RankedTensorType>(a);
+    auto y = dyn_cast<RankedTensorType>(b);
+    if (!x || !y) {
+      if (a != b)
+        return false;
+      continue;
+    }
+    if (x.getElementType() != y.getElementType() ||
+        !shape::areCompatible(x.getShape(), y.getShape()))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult kiln::detail::inferBroadcastResult(std::optional<Location> loc,
+                                           ArrayRef<Value> operands,
+                                           Type elementType,
+                                           SmallVectorImpl<Type> &types) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value operand : operands)
+    shapes.push_back(tensorTypeOf(operand).getShape());
+  if (!elementType)
+    elementType = getElementTypeOrSelf(operands.front());
+  return pushTensor(loc, shape::broadcast(shapes), elementType, types);
+}
+
+LogicalResult kiln::detail::inferPoolResult(std::optional<Location> loc, Type input,
+                                      ArrayRef<int64_t> kernel,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> dilations,
+                                      ArrayRef<int64_t> pads, bool ceilMode,
+                                      SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(input);
+  shape::Window window{kernel, strides, dilations, pads, ceilMode};
+  return pushTensor(loc, shape::pool(type.getShape(), window),
+                    type.getElementType(), types);
+}
+
+LogicalResult kiln::detail::inferReduceResult(std::optional<Location> loc,
+                                        Type input, ArrayRef<int64_t> axes,
+                                        bool keepDims, Type elementType,
+                                        SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(input);
+  return pushTensor(loc, shape::reduce(type.getShape(), axes, keepDims),
+                    elementType ? elementType : type.getElementType(), types);
+}
+
+LogicalResult kiln::detail::inferSameTypeAlongAxis(std::optional<Location> loc,
+                                             Type input, int64_t axis,
+                                             SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(input);
+  llvm::Expected<int64_t> normalized = shape::normalizeAxis(axis, type.getRank());
+  if (!normalized)
+    return reportShapeError(loc, normalized.takeError());
+  types.push_back(type);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Per-op inference
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+LogicalResult CastOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  types.push_back(input.clone(adaptor.getTo()));
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  Type to = getTo();
+  if (!isa<FloatType, IntegerType>(to))
+    return emitOpError("can only cast to a float or integer element type, "
+                       "got ")
+           << to;
+  return success();
+}
+
+LogicalResult ClampOp::verify() {
+  if (getMin().convertToDouble() > getMax().convertToDouble())
+    return emitOpError("min (") << getMin().convertToDouble()
+                                << ") is greater than max ("
+                                << getMax().convertToDouble() << ")";
+  return success();
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhs = tensorTypeOf(adaptor.getLhs());
+  auto rhs = tensorTypeOf(adaptor.getRhs());
+  return pushTensor(loc, shape::matmul(lhs.getShape(), rhs.getShape()),
+                    lhs.getElementType(), types);
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  auto filter = tensorTypeOf(adaptor.getFilter());
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = tensorTypeOf(bias);
+    int64_t outChannels = filter.getRank() ? filter.getDimSize(0) : 0;
+    if (biasType.getRank() != 1 ||
+        !shape::areCompatible(biasType.getShape(), {outChannels}))
+      return emitOptionalError(loc, "conv bias must be [", outChannels,
+                               "] (one per output channel), got ",
+                               biasType);
+  }
+  return pushTensor(loc,
+                    shape::conv(input.getShape(), filter.getShape(),
+                                adaptor.getStrides(), adaptor.getDilations(),
+                                adaptor.getPads(), adaptor.getGroups()),
+                    input.getElementType(), types);
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  return pushTensor(loc, shape::transpose(input.getShape(), adaptor.getPerm()),
+                    input.getElementType(), types);
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value input : adaptor.getInputs())
+    shapes.push_back(tensorTypeOf(input).getShape());
+  if (shapes.empty())
+    return emitOptionalError(loc, "concat needs at least one input");
+  return pushTensor(loc, shape::concat(shapes, adaptor.getAxis()),
+                    getElementTypeOrSelf(adaptor.getInputs().front()), types);
+}
+
+LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  auto pieces =
+      shape::split(input.getShape(), adaptor.getAxis(), adaptor.getSizes());
+  if (!pieces)
+    return reportShapeError(loc, pieces.takeError());
+  for (const shape::Shape &piece : *pieces)
+    types.push_back(RankedTensorType::get(piece, input.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  return pushTensor(loc,
+                    shape::slice(input.getShape(), adaptor.getStarts(),
+                                 adaptor.getEnds(), adaptor.getSteps()),
+                    input.getElementType(), types);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto data = tensorTypeOf(adaptor.getData());
+  auto indices = tensorTypeOf(adaptor.getIndices());
+  return pushTensor(
+      loc, shape::gather(data.getShape(), indices.getShape(), adaptor.getAxis()),
+      data.getElementType(), types);
+}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  if (adaptor.getMode() != PadMode::Constant &&
+      llvm::any_of(adaptor.getPads(), [](int64_t p) { return p < 0; }))
+    return emitOptionalError(loc, "negative pads (cropping) are only allowed "
+                                  "in constant mode");
+  return pushTensor(loc, shape::pad(input.getShape(), adaptor.getPads()),
+                    input.getElementType(), types);
+}
+
+LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  int64_t rank = tensorTypeOf(adaptor.getInput()).getRank();
+  types.push_back(RankedTensorType::get({rank}, IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  std::optional<SmallVector<int64_t>> target =
+      knownTargetShape(adaptor.getShapeTensor(), adaptor.getShapeAttr());
+  if (!target) {
+    if (!adaptor.getShapeTensor())
+      return emitOptionalError(loc, "reshape needs a target shape");
+    types.push_back(input.clone(unknownTargetShape(adaptor.getShapeTensor())));
+    return success();
+  }
+  return pushTensor(loc, shape::reshape(input.getShape(), *target),
+                    input.getElementType(), types);
+}
+
+LogicalResult ReshapeOp::verify() {
+  return verifyShapedByOp(*this, getShapeTensor(), getShapeAttr());
+}
+
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  std::optional<SmallVector<int64_t>> target =
+      knownTargetShape(adaptor.getShapeTensor(), adaptor.getShapeAttr());
+  if (!target) {
+    if (!adaptor.getShapeTensor())
+      return emitOptionalError(loc, "expand needs a target shape");
+    // Broadcasting with an unknown target: only the rank is known.
+    int64_t rank = std::max<int64_t>(
+        input.getRank(), tensorTypeOf(adaptor.getShapeTensor()).getDimSize(0));
+    types.push_back(
+        input.clone(SmallVector<int64_t>(rank, ShapedType::kDynamic)));
+    return success();
+  }
+  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
+    return emitOptionalError(loc, "expand target dims must be >= 0");
+  return pushTensor(loc, shape::broadcast({input.getShape(), *target}),
+                    input.getElementType(), types);
+}
+
+LogicalResult ExpandOp::verify() {
+  return verifyShapedByOp(*this, getShapeTensor(), getShapeAttr());
+}
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"
