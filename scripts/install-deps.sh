@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what kiln needs to build and test on Debian 12 (run as root).
+# Idempotent: when everything is present it only checks and returns.
+set -euo pipefail
+
+APT_PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
+  ninja-build cmake libonnx-dev libonnx-testdata libprotobuf-dev
+  protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev ccache
+  python3 python3-pip
+)
+# Python wheels used by tests and benchmarks, as "import-name:pip-spec".
+PY_PACKAGES=(onnx:onnx onnxruntime:onnxruntime numpy:numpy)
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+# Keep an existing python3/pip (e.g. pyenv) rather than adding Debian's.
+if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+  filtered=()
+  for pkg in "${missing[@]}"; do
+    [[ "$pkg" == python3 || "$pkg" == python3-pip ]] || filtered+=("$pkg")
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if ((${#missing[@]})); then
+  echo "install-deps: apt-get install ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+pip_missing=()
+for entry in "${PY_PACKAGES[@]}"; do
+  module=${entry%%:*}
+  python3 -c "import $module" 2>/dev/null || pip_missing+=("${entry#*:}")
+done
+if ((${#pip_missing[@]})); then
+  echo "install-deps: pip install ${pip_missing[*]}"
+  python3 -m pip install -q "${pip_missing[@]}" ||
+    python3 -m pip install -q --break-system-packages "${pip_missing[@]}"
+fi
+echo "install-deps: all dependencies present"
