@@ -219,6 +219,11 @@ int64_t linearize(ArrayRef<int64_t> index, ArrayRef<int64_t> shape) {
   return linear;
 }
 
+/// `axis` in [0, rank); callers only evaluate verified ops, so it is valid.
+int64_t normalizedAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
 Attribute evaluateTranspose(TransposeOp op, const IntTensor &input,
                             RankedTensorType type) {
   ArrayRef<int64_t> perm = op.getPerm();
@@ -243,8 +248,8 @@ Attribute evaluateSlice(SliceOp op, const IntTensor &input,
 
 Attribute evaluateGather(GatherOp op, const IntTensor &data,
                          const IntTensor &indices, RankedTensorType type) {
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + data.shape.size()
-                                  : op.getAxis();
+  // I64Attr getters return uint64_t: read the axis back as signed.
+  int64_t axis = normalizedAxis(op.getAxis(), data.shape.size());
   int64_t indexRank = indices.shape.size();
   int64_t axisSize = data.shape[axis];
   for (int64_t i : indices.values)
@@ -262,8 +267,7 @@ Attribute evaluateGather(GatherOp op, const IntTensor &data,
 
 Attribute evaluateConcat(ConcatOp op, ArrayRef<IntTensor> inputs,
                          RankedTensorType type) {
-  int64_t axis = op.getAxis() < 0 ? op.getAxis() + type.getRank()
-                                  : op.getAxis();
+  int64_t axis = normalizedAxis(op.getAxis(), type.getRank());
   SmallVector<int64_t> results;
   forEachIndex(type.getShape(), [&](ArrayRef<int64_t> index) {
     SmallVector<int64_t> source(index);

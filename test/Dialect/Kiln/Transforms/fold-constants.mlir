@@ -67,3 +67,18 @@ func.func @not_foldable(%x: tensor<?x4xf32>) -> (tensor<2xi64>, tensor<2xf32>, t
   %2 = kiln.div %a, %z : (tensor<2xi64>, tensor<i64>) -> tensor<2xi64>
   return %0, %1, %2 : tensor<2xi64>, tensor<2xf32>, tensor<2xi64>
 }
+
+// -----
+
+// Negative axes in evaluated gather and concat.
+// CHECK-LABEL: func.func @negative_axes
+// CHECK: kiln.constant dense<[4, 3, 2, 4]> : tensor<4xi64>
+func.func @negative_axes(%x: tensor<2x3x4xf32>) -> tensor<4xi64> {
+  %shape = kiln.shape_of %x : tensor<2x3x4xf32> -> tensor<3xi64>
+  %idx = kiln.constant dense<[-1, 1]> : tensor<2xi64>
+  %picked = kiln.gather %shape[%idx] axis = -1 : (tensor<3xi64>, tensor<2xi64>) -> tensor<2xi64>
+  %head = kiln.slice %shape starts = [0] ends = [1] steps = [1] : tensor<3xi64> -> tensor<1xi64>
+  %last = kiln.slice %shape starts = [2] ends = [3] steps = [1] : tensor<3xi64> -> tensor<1xi64>
+  %0 = kiln.concat %picked, %head, %last axis = -1 : (tensor<2xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
