@@ -7,6 +7,7 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
   ninja-build cmake libonnx-dev libonnx-testdata libprotobuf-dev
   protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev ccache
+  libzstd-dev zlib1g-dev
   python3 python3-pip
 )
 # Python wheels used by tests and benchmarks, as "import-name:pip-spec".
