@@ -5,9 +5,6 @@
 #include "kiln/Support/ShapeUtils.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/DialectImplementation.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -18,14 +15,7 @@ static_assert(shape::kDynamic == ShapedType::kDynamic,
 #include "kiln/Dialect/Kiln/IR/KilnDialect.cpp.inc"
 #include "kiln/Dialect/Kiln/IR/KilnEnums.cpp.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "kiln/Dialect/Kiln/IR/KilnAttrs.cpp.inc"
-
 void KilnDialect::initialize() {
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "kiln/Dialect/Kiln/IR/KilnAttrs.cpp.inc"
-      >();
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"

@@ -434,3 +434,82 @@ func.func @constant_type() -> tensor<3xi64> {
   %0 = "kiln.constant"() {value = dense<[1, 2]> : tensor<2xi64>} : () -> tensor<3xi64>
   return %0 : tensor<3xi64>
 }
+
+// -----
+
+func.func @reshape_negative_dim(%x: tensor<2x3xf32>) -> tensor<?x3xf32> {
+  // expected-error @+2 {{reshape target dim 0 is -2; expected a size >= 0 or -1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.reshape %x to [-2, 3] : tensor<2x3xf32> -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @conv_filter_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{conv filter 4x3x3 must have the input's rank 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x3x8x8xf32>, tensor<4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_groups_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{conv groups must be positive, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 0 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_input_channels_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+2 {{conv input channels 3 are not divisible by groups 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<8x8xf32>) -> tensor<4x4xf32> {
+  // expected-error @+2 {{pooling input must be [N, C, D1, ...] (rank >= 3), got 8x8}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.avg_pool %x kernel = [2] strides = [2] dilations = [1] pads = [0, 0] : tensor<8x8xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @split_negative_size(%x: tensor<6xf32>) -> (tensor<8xf32>, tensor<?xf32>) {
+  // expected-error @+2 {{split size -2 is negative}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = kiln.split %x axis = 0 sizes = [8, -2] : tensor<6xf32> -> tensor<8xf32>, tensor<?xf32>
+  return %0#0, %0#1 : tensor<8xf32>, tensor<?xf32>
+}
+
+// -----
+
+func.func @gather_scalar_data(%x: tensor<f32>, %i: tensor<2xi64>) -> tensor<2xf32> {
+  // expected-error @+2 {{gather data must have rank >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.gather %x[%i] axis = 0 : (tensor<f32>, tensor<2xi64>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @expand_shape_operand_type(%x: tensor<3xf32>, %s: tensor<2xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.expand' op operand #1 must be 1D tensor of 64-bit signless integer values, but got 'tensor<2xi32>'}}
+  %0 = kiln.expand %x by %s : tensor<3xf32>, tensor<2xi32> -> tensor<?x?xf32>
+  return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func.func @compare_bad_direction(%a: tensor<2xf32>) -> tensor<2xi1> {
+  // expected-error @+1 {{expected string or keyword containing one of the following enum values for attribute 'direction' [eq, ne, lt, le, gt, ge]}}
+  %0 = kiln.compare lg, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
+  return %0 : tensor<2xi1>
+}

@@ -25,7 +25,6 @@ def Kiln_Dialect : Dialect {
     result types may be less refined than what inference computes.
   }];
   let hasConstantMaterializer = 1;
-  let useDefaultAttributePrinterParser = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -42,7 +41,8 @@ def Kiln_ElementwiseTrait : NativeOpTrait<"Elementwise"> {
 // Enums
 //===----------------------------------------------------------------------===//
 
-def Kiln_CompareDirection : I32EnumAttr<"CompareDirection",
+// I32EnumAttr-based attributes print as bare keywords in op formats.
+def Kiln_CompareDirectionAttr : I32EnumAttr<"CompareDirection",
     "comparison direction", [
       I32EnumAttrCase<"EQ", 0, "eq">,
       I32EnumAttrCase<"NE", 1, "ne">,
@@ -52,31 +52,23 @@ def Kiln_CompareDirection : I32EnumAttr<"CompareDirection",
       I32EnumAttrCase<"GE", 5, "ge">
     ]> {
   let cppNamespace = "::kiln";
-  let genSpecializedAttr = 0;
 }
-def Kiln_CompareDirectionAttr
-    : EnumAttr<Kiln_Dialect, Kiln_CompareDirection, "compare_direction">;
 
-def Kiln_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+def Kiln_PadModeAttr : I32EnumAttr<"PadMode", "padding mode", [
       I32EnumAttrCase<"Constant", 0, "constant">,
       I32EnumAttrCase<"Reflect", 1, "reflect">,
       I32EnumAttrCase<"Edge", 2, "edge">
     ]> {
   let cppNamespace = "::kiln";
-  let genSpecializedAttr = 0;
 }
-def Kiln_PadModeAttr : EnumAttr<Kiln_Dialect, Kiln_PadMode, "pad_mode">;
 
-def Kiln_GeluApproximation : I32EnumAttr<"GeluApproximation",
+def Kiln_GeluApproximationAttr : I32EnumAttr<"GeluApproximation",
     "GELU formula", [
       I32EnumAttrCase<"None", 0, "none">,
       I32EnumAttrCase<"Tanh", 1, "tanh">
     ]> {
   let cppNamespace = "::kiln";
-  let genSpecializedAttr = 0;
 }
-def Kiln_GeluApproximationAttr
-    : EnumAttr<Kiln_Dialect, Kiln_GeluApproximation, "gelu_approximation">;
 
 //===----------------------------------------------------------------------===//
 // Type constraints

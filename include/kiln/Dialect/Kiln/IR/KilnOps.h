@@ -17,9 +17,6 @@
 
 #include "kiln/Dialect/Kiln/IR/KilnEnums.h.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "kiln/Dialect/Kiln/IR/KilnAttrs.h.inc"
-
 namespace kiln::detail {
 
 /// Whether `declared` result types are the same as `inferred` ones or less
