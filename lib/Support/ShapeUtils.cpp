@@ -13,8 +13,7 @@ using llvm::Expected;
 namespace kiln::shape {
 namespace {
 
-template <typename... Ts>
-llvm::Error error(const char *fmt, Ts &&...values) {
+template <typename... Ts> llvm::Error error(const char *fmt, Ts &&...values) {
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
       llvm::formatv(fmt, std::forward<Ts>(values)...).str());
@@ -163,8 +162,7 @@ Expected<Shape> matmul(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   if (!isDynamic(k1) && !isDynamic(k2) && k1 != k2)
     return error("matmul contraction dims differ: {0} x {1} (K = {2} vs {3})",
                  toString(lhs), toString(rhs), k1, k2);
-  Expected<Shape> batch =
-      broadcast({lhs.drop_back(2), rhs.drop_back(2)});
+  Expected<Shape> batch = broadcast({lhs.drop_back(2), rhs.drop_back(2)});
   if (!batch)
     return error("matmul batch dims: {0}", llvm::toString(batch.takeError()));
   batch->push_back(lhs[lhs.size() - 2]);
@@ -228,7 +226,8 @@ Expected<Shape> conv(ArrayRef<int64_t> input, ArrayRef<int64_t> filter,
                  toString(filter), input.size());
   if (groups <= 0)
     return error("conv groups must be positive, got {0}", groups);
-  int64_t channels = input[1], filterChannels = filter[1], outChannels = filter[0];
+  int64_t channels = input[1], filterChannels = filter[1],
+          outChannels = filter[0];
   if (!isDynamic(channels) && channels % groups != 0)
     return error("conv input channels {0} are not divisible by groups {1}",
                  channels, groups);
@@ -303,8 +302,8 @@ Expected<Shape> concat(ArrayRef<ArrayRef<int64_t>> inputs, int64_t axis) {
   Shape result(inputs.front().begin(), inputs.front().end());
   for (auto [i, input] : llvm::enumerate(inputs.drop_front())) {
     if (static_cast<int64_t>(input.size()) != rank)
-      return error("concat input {0} has rank {1}, input 0 has rank {2}",
-                   i + 1, input.size(), rank);
+      return error("concat input {0} has rank {1}, input 0 has rank {2}", i + 1,
+                   input.size(), rank);
     for (int64_t d = 0; d < rank; ++d) {
       if (d == *dim) {
         result[d] = (isDynamic(result[d]) || isDynamic(input[d]))

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Dialect/Kiln/IR/ConstantEvaluator.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Dialect/Kiln/IR/ConstantEvaluator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -62,9 +62,9 @@ TEST_F(KilnOpsTest, BuildersInferMatmulAndReshape) {
   Value b = placeholder({16, 4});
   auto matmul = MatmulOp::create(builder, builder.getUnknownLoc(), a, b);
   EXPECT_EQ(matmul.getType().getShape(), ArrayRef<int64_t>({2, 8, 4}));
-  auto reshape = ReshapeOp::create(builder, builder.getUnknownLoc(),
-                                   matmul.getResult(),
-                                   ArrayRef<int64_t>{-1, 4});
+  auto reshape =
+      ReshapeOp::create(builder, builder.getUnknownLoc(), matmul.getResult(),
+                        ArrayRef<int64_t>{-1, 4});
   EXPECT_EQ(reshape.getType().getShape(), ArrayRef<int64_t>({16, 4}));
 }
 
@@ -79,8 +79,8 @@ TEST_F(KilnOpsTest, EvaluatesShapeArithmetic) {
   auto gather = GatherOp::create(builder, builder.getUnknownLoc(),
                                  shape.getResult(), index.getResult(), 0);
   auto two = constantI64({2});
-  auto mul = MulOp::create(builder, builder.getUnknownLoc(),
-                           gather.getResult(), two);
+  auto mul =
+      MulOp::create(builder, builder.getUnknownLoc(), gather.getResult(), two);
 
   Attribute shapeValue = evaluateIntegerOp(shape, {nullptr}, 64);
   ASSERT_TRUE(shapeValue);
@@ -89,9 +89,8 @@ TEST_F(KilnOpsTest, EvaluatesShapeArithmetic) {
   ASSERT_TRUE(gathered);
   Attribute twoValue;
   ASSERT_TRUE(matchPattern(two, m_Constant(&twoValue)));
-  auto product =
-      dyn_cast_or_null<DenseIntElementsAttr>(
-          evaluateIntegerOp(mul, {gathered, twoValue}, 64));
+  auto product = dyn_cast_or_null<DenseIntElementsAttr>(
+      evaluateIntegerOp(mul, {gathered, twoValue}, 64));
   ASSERT_TRUE(product);
   EXPECT_EQ((*product.getValues<APInt>().begin()).getSExtValue(), 10);
 }

@@ -69,7 +69,8 @@ TEST(Reshape, DynamicInputLeavesMinusOneUnknown) {
 }
 
 TEST(Reshape, Errors) {
-  EXPECT_THAT(errorOf(reshape({2, 3}, {-1, -1})), HasSubstr("more than one -1"));
+  EXPECT_THAT(errorOf(reshape({2, 3}, {-1, -1})),
+              HasSubstr("more than one -1"));
   EXPECT_THAT(errorOf(reshape({2, 3}, {4, -1})), HasSubstr("do not divide"));
   EXPECT_THAT(errorOf(reshape({2, 3}, {7})), HasSubstr("6 elements"));
   EXPECT_THAT(errorOf(reshape({2, 3}, {-2, 3})), HasSubstr("-2"));
@@ -132,9 +133,9 @@ TEST(Conv, Errors) {
   EXPECT_THAT(errorOf(conv({1, 3, 8, 8}, {4, 1, 3, 3}, {1, 1}, {1, 1},
                            {0, 0, 0, 0}, 2)),
               HasSubstr("not divisible by groups"));
-  EXPECT_THAT(errorOf(conv({1, 3, 8, 8}, {4, 3, 3, 3}, {1}, {1, 1},
-                           {0, 0, 0, 0}, 1)),
-              HasSubstr("strides"));
+  EXPECT_THAT(
+      errorOf(conv({1, 3, 8, 8}, {4, 3, 3, 3}, {1}, {1, 1}, {0, 0, 0, 0}, 1)),
+      HasSubstr("strides"));
 }
 
 TEST(Pool, OutputShape) {
@@ -187,7 +188,8 @@ TEST(Slice, StepsAndNegativeSteps) {
   EXPECT_EQ(valueOf(sliceSize(10, 9, -1, -1)), 10);
   EXPECT_EQ(valueOf(sliceSize(10, 8, 2, -2)), 3); // 8, 6, 4
   EXPECT_EQ(valueOf(sliceSize(10, 4, 4, 1)), 0);
-  EXPECT_THAT(valueOf(slice({4, 8}, {0, 1}, {4, 7}, {1, 2})), ElementsAre(4, 3));
+  EXPECT_THAT(valueOf(slice({4, 8}, {0, 1}, {4, 7}, {1, 2})),
+              ElementsAre(4, 3));
 }
 
 TEST(Slice, Errors) {
@@ -197,8 +199,7 @@ TEST(Slice, Errors) {
 }
 
 TEST(Gather, InsertsIndexShape) {
-  EXPECT_THAT(valueOf(gather({5, 6, 7}, {2, 3}, 1)),
-              ElementsAre(5, 2, 3, 7));
+  EXPECT_THAT(valueOf(gather({5, 6, 7}, {2, 3}, 1)), ElementsAre(5, 2, 3, 7));
   EXPECT_THAT(valueOf(gather({5, 6}, {}, -1)), ElementsAre(5));
 }
 

@@ -101,9 +101,9 @@ llvm::Expected<Shape> concat(llvm::ArrayRef<llvm::ArrayRef<int64_t>> inputs,
                              int64_t axis);
 
 /// Pieces of `sizes` along `axis`; they must sum to the dim when it is known.
-llvm::Expected<llvm::SmallVector<Shape>>
-split(llvm::ArrayRef<int64_t> input, int64_t axis,
-      llvm::ArrayRef<int64_t> sizes);
+llvm::Expected<llvm::SmallVector<Shape>> split(llvm::ArrayRef<int64_t> input,
+                                               int64_t axis,
+                                               llvm::ArrayRef<int64_t> sizes);
 
 /// Number of elements a normalized (start, end, step) picks from a dim.
 llvm::Expected<int64_t> sliceSize(int64_t dim, int64_t start, int64_t end,

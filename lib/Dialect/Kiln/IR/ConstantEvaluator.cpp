@@ -175,9 +175,8 @@ Combine elementwiseFunction(Operation *op) {
         });
       })
       .Case<SelectOp>([&](auto) -> Combine {
-        return [](Args a) -> std::optional<int64_t> {
-          return a[0] ? a[1] : a[2];
-        };
+        return
+            [](Args a) -> std::optional<int64_t> { return a[0] ? a[1] : a[2]; };
       })
       .Case<NegOp>([&](auto) -> Combine {
         return [](Args a) -> std::optional<int64_t> { return -a[0]; };
@@ -305,20 +304,18 @@ Attribute evaluateIntegerOp(Operation *op, ArrayRef<Attribute> operands,
   if (inputs.empty())
     return {};
   if (Combine combine = elementwiseFunction(op)) {
-    if (isa<CastOp>(op) && !isa<IntegerType>(getElementTypeOrSelf(
-                               op->getOperand(0).getType())))
+    if (isa<CastOp>(op) &&
+        !isa<IntegerType>(getElementTypeOrSelf(op->getOperand(0).getType())))
       return {};
     return evaluateElementwise(inputs, type, combine);
   }
   return llvm::TypeSwitch<Operation *, Attribute>(op)
-      .Case<ReshapeOp>([&](auto) {
-        return writeIntTensor(inputs.front().values, type);
-      })
+      .Case<ReshapeOp>(
+          [&](auto) { return writeIntTensor(inputs.front().values, type); })
       .Case<ExpandOp>([&](auto) {
-        return evaluateElementwise(inputs.front(), type,
-                                   [](ArrayRef<int64_t> a) {
-                                     return std::optional<int64_t>(a[0]);
-                                   });
+        return evaluateElementwise(
+            inputs.front(), type,
+            [](ArrayRef<int64_t> a) { return std::optional<int64_t>(a[0]); });
       })
       .Case<TransposeOp>([&](TransposeOp transpose) {
         return evaluateTranspose(transpose, inputs.front(), type);
@@ -329,9 +326,8 @@ Attribute evaluateIntegerOp(Operation *op, ArrayRef<Attribute> operands,
       .Case<GatherOp>([&](GatherOp gather) {
         return evaluateGather(gather, inputs[0], inputs[1], type);
       })
-      .Case<ConcatOp>([&](ConcatOp concat) {
-        return evaluateConcat(concat, inputs, type);
-      })
+      .Case<ConcatOp>(
+          [&](ConcatOp concat) { return evaluateConcat(concat, inputs, type); })
       .Default([](Operation *) { return Attribute(); });
 }
 

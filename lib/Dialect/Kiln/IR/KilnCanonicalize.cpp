@@ -74,9 +74,9 @@ struct ConstantShapeOperandToAttr : public OpRewritePattern<OpTy> {
     if (!op.getShapeTensor() ||
         !matchPattern(op.getShapeTensor(), m_Constant(&constant)))
       return failure();
-    SmallVector<int64_t> shape = llvm::to_vector(llvm::map_range(
-        constant.getValues<APInt>(),
-        [](const APInt &v) { return v.getSExtValue(); }));
+    SmallVector<int64_t> shape = llvm::to_vector(
+        llvm::map_range(constant.getValues<APInt>(),
+                        [](const APInt &v) { return v.getSExtValue(); }));
     auto replacement = OpTy::create(rewriter, op.getLoc(), op.getInput(),
                                     ArrayRef<int64_t>(shape));
     // Keep the declared type when it is less refined: shape inference, not
@@ -92,8 +92,8 @@ struct ConstantShapeOperandToAttr : public OpRewritePattern<OpTy> {
 } // namespace
 
 void kiln::detail::populateNormalizeAxesPatterns(StringRef opName,
-                                           RewritePatternSet &patterns,
-                                           MLIRContext *context) {
+                                                 RewritePatternSet &patterns,
+                                                 MLIRContext *context) {
   patterns.add<NormalizeAxes>(opName, context);
 }
 

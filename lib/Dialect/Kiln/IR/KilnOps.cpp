@@ -51,21 +51,16 @@ std::optional<SmallVector<int64_t>> knownTargetShape(Value shapeTensor,
     return SmallVector<int64_t>(attr.asArrayRef());
   DenseIntElementsAttr constant;
   if (shapeTensor && matchPattern(shapeTensor, m_Constant(&constant)))
-    return llvm::to_vector(llvm::map_range(
-        constant.getValues<APInt>(),
-        [](const APInt &v) { return v.getSExtValue(); }));
+    return llvm::to_vector(
+        llvm::map_range(constant.getValues<APInt>(),
+                        [](const APInt &v) { return v.getSExtValue(); }));
   return std::nullopt;
 }
 
-/// Shape of a reshape/expand whose target is a non-constant tensor: only the
-/// rank is known.
-SmallVector<int64_t> unknownTargetShape(Value shapeTensor) {
-  int64_t rank = tensorTypeOf(shapeTensor).getDimSize(0);
-  return SmallVector<int64_t>(rank, ShapedType::kDynamic);
-}
+} // namespace
 
-LogicalResult verifyShapedByOp(Operation *op, Value shapeTensor,
-                               DenseI64ArrayAttr shape) {
+LogicalResult kiln::detail::verifyShapedByOp(Operation *op, Value shapeTensor,
+                                             DenseI64ArrayAttr shape) {
   if (static_cast<bool>(shapeTensor) == static_cast<bool>(shape))
     return op->emitOpError("needs exactly one of a shape operand (`by`) or a "
                            "shape attribute (`to`)");
@@ -74,8 +69,6 @@ LogicalResult verifyShapedByOp(Operation *op, Value shapeTensor,
            << shapeTensor.getType();
   return success();
 }
-
-} // namespace
 
 bool kiln::detail::areRefinableTypes(TypeRange inferred, TypeRange declared) {
   if (inferred.size() != declared.size())
@@ -96,9 +89,9 @@ bool kiln::detail::areRefinableTypes(TypeRange inferred, TypeRange declared) {
 }
 
 LogicalResult kiln::detail::inferBroadcastResult(std::optional<Location> loc,
-                                           ArrayRef<Value> operands,
-                                           Type elementType,
-                                           SmallVectorImpl<Type> &types) {
+                                                 ArrayRef<Value> operands,
+                                                 Type elementType,
+                                                 SmallVectorImpl<Type> &types) {
   SmallVector<ArrayRef<int64_t>> shapes;
   for (Value operand : operands)
     shapes.push_back(tensorTypeOf(operand).getShape());
@@ -107,12 +100,10 @@ LogicalResult kiln::detail::inferBroadcastResult(std::optional<Location> loc,
   return pushTensor(loc, shape::broadcast(shapes), elementType, types);
 }
 
-LogicalResult kiln::detail::inferPoolResult(std::optional<Location> loc, Type input,
-                                      ArrayRef<int64_t> kernel,
-                                      ArrayRef<int64_t> strides,
-                                      ArrayRef<int64_t> dilations,
-                                      ArrayRef<int64_t> pads, bool ceilMode,
-                                      SmallVectorImpl<Type> &types) {
+LogicalResult kiln::detail::inferPoolResult(
+    std::optional<Location> loc, Type input, ArrayRef<int64_t> kernel,
+    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+    ArrayRef<int64_t> pads, bool ceilMode, SmallVectorImpl<Type> &types) {
   auto type = cast<RankedTensorType>(input);
   shape::Window window{kernel, strides, dilations, pads, ceilMode};
   return pushTensor(loc, shape::pool(type.getShape(), window),
@@ -120,19 +111,22 @@ LogicalResult kiln::detail::inferPoolResult(std::optional<Location> loc, Type in
 }
 
 LogicalResult kiln::detail::inferReduceResult(std::optional<Location> loc,
-                                        Type input, ArrayRef<int64_t> axes,
-                                        bool keepDims, Type elementType,
-                                        SmallVectorImpl<Type> &types) {
+                                              Type input,
+                                              ArrayRef<int64_t> axes,
+                                              bool keepDims, Type elementType,
+                                              SmallVectorImpl<Type> &types) {
   auto type = cast<RankedTensorType>(input);
   return pushTensor(loc, shape::reduce(type.getShape(), axes, keepDims),
                     elementType ? elementType : type.getElementType(), types);
 }
 
-LogicalResult kiln::detail::inferSameTypeAlongAxis(std::optional<Location> loc,
-                                             Type input, int64_t axis,
-                                             SmallVectorImpl<Type> &types) {
+LogicalResult
+kiln::detail::inferSameTypeAlongAxis(std::optional<Location> loc, Type input,
+                                     int64_t axis,
+                                     SmallVectorImpl<Type> &types) {
   auto type = cast<RankedTensorType>(input);
-  llvm::Expected<int64_t> normalized = shape::normalizeAxis(axis, type.getRank());
+  llvm::Expected<int64_t> normalized =
+      shape::normalizeAxis(axis, type.getRank());
   if (!normalized)
     return reportShapeError(loc, normalized.takeError());
   types.push_back(type);
@@ -171,9 +165,9 @@ LogicalResult CastOp::verify() {
 
 LogicalResult ClampOp::verify() {
   if (getMin().convertToDouble() > getMax().convertToDouble())
-    return emitOpError("min (") << getMin().convertToDouble()
-                                << ") is greater than max ("
-                                << getMax().convertToDouble() << ")";
+    return emitOpError("min (")
+           << getMin().convertToDouble() << ") is greater than max ("
+           << getMax().convertToDouble() << ")";
   return success();
 }
 
@@ -199,8 +193,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     if (biasType.getRank() != 1 ||
         !shape::areCompatible(biasType.getShape(), {outChannels}))
       return emitOptionalError(loc, "conv bias must be [", outChannels,
-                               "] (one per output channel), got ",
-                               biasType);
+                               "] (one per output channel), got ", biasType);
   }
   return pushTensor(loc,
                     shape::conv(input.getShape(), filter.getShape(),
@@ -263,7 +256,8 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   auto data = tensorTypeOf(adaptor.getData());
   auto indices = tensorTypeOf(adaptor.getIndices());
   return pushTensor(
-      loc, shape::gather(data.getShape(), indices.getShape(), adaptor.getAxis()),
+      loc,
+      shape::gather(data.getShape(), indices.getShape(), adaptor.getAxis()),
       data.getElementType(), types);
 }
 
@@ -289,52 +283,58 @@ LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+/// Result type of a reshape/expand: `resolve` computes it from a known
+/// target shape; with a non-constant shape operand only the rank is known.
+template <typename Adaptor>
+static LogicalResult inferShapedByResult(
+    std::optional<Location> loc, Adaptor adaptor, int64_t unknownTargetRank,
+    llvm::function_ref<llvm::Expected<shape::Shape>(ArrayRef<int64_t>,
+                                                    ArrayRef<int64_t>)>
+        resolve,
+    SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  std::optional<SmallVector<int64_t>> target =
+      knownTargetShape(adaptor.getShapeTensor(), adaptor.getShapeAttr());
+  if (target)
+    return pushTensor(loc, resolve(input.getShape(), *target),
+                      input.getElementType(), types);
+  if (!adaptor.getShapeTensor())
+    return emitOptionalError(loc, "needs a target shape");
+  types.push_back(input.clone(
+      SmallVector<int64_t>(unknownTargetRank, ShapedType::kDynamic)));
+  return success();
+}
+
+/// Static length of a reshape/expand shape operand (0 when absent).
+static int64_t shapeOperandLength(Value shapeTensor) {
+  return shapeTensor ? tensorTypeOf(shapeTensor).getDimSize(0) : 0;
+}
+
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
-  auto input = tensorTypeOf(adaptor.getInput());
-  std::optional<SmallVector<int64_t>> target =
-      knownTargetShape(adaptor.getShapeTensor(), adaptor.getShapeAttr());
-  if (!target) {
-    if (!adaptor.getShapeTensor())
-      return emitOptionalError(loc, "reshape needs a target shape");
-    types.push_back(input.clone(unknownTargetShape(adaptor.getShapeTensor())));
-    return success();
-  }
-  return pushTensor(loc, shape::reshape(input.getShape(), *target),
-                    input.getElementType(), types);
-}
-
-LogicalResult ReshapeOp::verify() {
-  return verifyShapedByOp(*this, getShapeTensor(), getShapeAttr());
+  return inferShapedByResult(loc, adaptor,
+                             shapeOperandLength(adaptor.getShapeTensor()),
+                             shape::reshape, types);
 }
 
 LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
-  auto input = tensorTypeOf(adaptor.getInput());
-  std::optional<SmallVector<int64_t>> target =
-      knownTargetShape(adaptor.getShapeTensor(), adaptor.getShapeAttr());
-  if (!target) {
-    if (!adaptor.getShapeTensor())
-      return emitOptionalError(loc, "expand needs a target shape");
-    // Broadcasting with an unknown target: only the rank is known.
-    int64_t rank = std::max<int64_t>(
-        input.getRank(), tensorTypeOf(adaptor.getShapeTensor()).getDimSize(0));
-    types.push_back(
-        input.clone(SmallVector<int64_t>(rank, ShapedType::kDynamic)));
-    return success();
-  }
-  if (llvm::any_of(*target, [](int64_t d) { return d < 0; }))
-    return emitOptionalError(loc, "expand target dims must be >= 0");
-  return pushTensor(loc, shape::broadcast({input.getShape(), *target}),
-                    input.getElementType(), types);
-}
-
-LogicalResult ExpandOp::verify() {
-  return verifyShapedByOp(*this, getShapeTensor(), getShapeAttr());
+  // Broadcasting against an unknown target keeps the larger rank.
+  int64_t rank = std::max(tensorTypeOf(adaptor.getInput()).getRank(),
+                          shapeOperandLength(adaptor.getShapeTensor()));
+  auto broadcastTo =
+      [](ArrayRef<int64_t> input,
+         ArrayRef<int64_t> target) -> llvm::Expected<shape::Shape> {
+    if (llvm::any_of(target, [](int64_t d) { return d < 0; }))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "expand target dims must be >= 0");
+    return shape::broadcast({input, target});
+  };
+  return inferShapedByResult(loc, adaptor, rank, broadcastTo, types);
 }
 
 #define GET_OP_CLASSES

@@ -47,8 +47,8 @@ struct KilnFoldConstantsPass
     ExpandOp::getCanonicalizationPatterns(patterns, &getContext());
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
   }
 

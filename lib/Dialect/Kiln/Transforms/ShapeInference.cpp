@@ -41,11 +41,11 @@ Type meetTypes(Type inferred, Type declared) {
 LogicalResult refineResults(InferTypeOpInterface op) {
   Operation *operation = op.getOperation();
   SmallVector<Type> inferred;
-  if (failed(op.inferReturnTypes(
-          operation->getContext(), operation->getLoc(),
-          operation->getOperands(), operation->getRawDictionaryAttrs(),
-          operation->getPropertiesStorage(), operation->getRegions(),
-          inferred)))
+  if (failed(op.inferReturnTypes(operation->getContext(), operation->getLoc(),
+                                 operation->getOperands(),
+                                 operation->getRawDictionaryAttrs(),
+                                 operation->getPropertiesStorage(),
+                                 operation->getRegions(), inferred)))
     return operation->emitOpError("cannot infer its result types from "
                                   "operand types ")
            << operation->getOperandTypes();
@@ -55,8 +55,8 @@ LogicalResult refineResults(InferTypeOpInterface op) {
     if (!refined)
       return operation->emitOpError("result #")
              << index << " is declared as " << result.getType()
-             << " but its operands " << operation->getOperandTypes()
-             << " give " << type;
+             << " but its operands " << operation->getOperandTypes() << " give "
+             << type;
     result.setType(refined);
   }
   return success();
@@ -85,8 +85,7 @@ struct KilnShapeInferencePass
     auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
     if (!ret)
       return;
-    func.setType(FunctionType::get(func.getContext(),
-                                   func.getArgumentTypes(),
+    func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
                                    ret.getOperandTypes()));
   }
 };

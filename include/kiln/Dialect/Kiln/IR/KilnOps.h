@@ -25,31 +25,33 @@ bool areRefinableTypes(mlir::TypeRange inferred, mlir::TypeRange declared);
 
 /// Result of numpy broadcasting over `operands`; `elementType` null keeps the
 /// first operand's element type.
-llvm::LogicalResult
-inferBroadcastResult(std::optional<mlir::Location> loc,
-                     llvm::ArrayRef<mlir::Value> operands,
-                     mlir::Type elementType,
-                     llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult inferBroadcastResult(
+    std::optional<mlir::Location> loc, llvm::ArrayRef<mlir::Value> operands,
+    mlir::Type elementType, llvm::SmallVectorImpl<mlir::Type> &types);
 
-llvm::LogicalResult inferPoolResult(std::optional<mlir::Location> loc,
-                                    mlir::Type input,
-                                    llvm::ArrayRef<int64_t> kernel,
-                                    llvm::ArrayRef<int64_t> strides,
-                                    llvm::ArrayRef<int64_t> dilations,
-                                    llvm::ArrayRef<int64_t> pads, bool ceilMode,
-                                    llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult
+inferPoolResult(std::optional<mlir::Location> loc, mlir::Type input,
+                llvm::ArrayRef<int64_t> kernel, llvm::ArrayRef<int64_t> strides,
+                llvm::ArrayRef<int64_t> dilations, llvm::ArrayRef<int64_t> pads,
+                bool ceilMode, llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// Reduction result; `elementType` null keeps the input's element type.
-llvm::LogicalResult
-inferReduceResult(std::optional<mlir::Location> loc, mlir::Type input,
-                  llvm::ArrayRef<int64_t> axes, bool keepDims,
-                  mlir::Type elementType,
-                  llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
+                                      mlir::Type input,
+                                      llvm::ArrayRef<int64_t> axes,
+                                      bool keepDims, mlir::Type elementType,
+                                      llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// The input type, after checking that `axis` is valid for it.
 llvm::LogicalResult
 inferSameTypeAlongAxis(std::optional<mlir::Location> loc, mlir::Type input,
                        int64_t axis, llvm::SmallVectorImpl<mlir::Type> &types);
+
+/// Reshape/expand take their target either as a `by` operand of static
+/// length or as a `to` attribute, never both.
+llvm::LogicalResult verifyShapedByOp(mlir::Operation *op,
+                                     mlir::Value shapeTensor,
+                                     mlir::DenseI64ArrayAttr shape);
 
 /// A reduction over no axes is the identity.
 mlir::OpFoldResult foldEmptyReduction(mlir::Operation *op);

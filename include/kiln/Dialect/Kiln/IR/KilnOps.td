@@ -493,6 +493,12 @@ class Kiln_ShapedByOp<string mnemonic, list<Trait> traits = []>
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
+  let extraDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::kiln::detail::verifyShapedByOp(*this, getShapeTensor(),
+                                              getShapeAttr());
+    }
+  }];
   let builders = [
     OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$shape),
     [{ build($_builder, $_state, input, ::mlir::Value(),

@@ -10,8 +10,8 @@ namespace kiln::OpTrait {
 /// Each output element depends only on the same-index elements of the
 /// (broadcast) operands. Fusion groups chains of such ops.
 template <typename ConcreteType>
-class Elementwise
-    : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {};
+class Elementwise : public mlir::OpTrait::TraitBase<ConcreteType, Elementwise> {
+};
 
 } // namespace kiln::OpTrait
 
