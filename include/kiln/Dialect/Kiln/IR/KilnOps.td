@@ -311,9 +311,9 @@ def Kiln_ConvOp : Kiln_Op<"conv", [AllElementTypesMatch<["input", "filter",
   }];
 }
 
-class Kiln_PoolOp<string mnemonic> : Kiln_Op<mnemonic,
+class Kiln_PoolOp<string mnemonic, Type type> : Kiln_Op<mnemonic,
     [SameOperandsAndResultElementType]> {
-  let results = (outs Kiln_FloatTensor:$output);
+  let results = (outs type:$output);
   let assemblyFormat = [{
     $input `kernel` `=` $kernel `strides` `=` $strides
     `dilations` `=` $dilations `pads` `=` $pads attr-dict
@@ -331,19 +331,19 @@ class Kiln_PoolOp<string mnemonic> : Kiln_Op<mnemonic,
   }];
 }
 
-def Kiln_MaxPoolOp : Kiln_PoolOp<"max_pool"> {
+def Kiln_MaxPoolOp : Kiln_PoolOp<"max_pool", Kiln_NumericTensor> {
   let summary = "N-d max pooling over the trailing spatial dimensions";
   let description = [{
     Input `[N, C, D1..Dn]`. `pads` holds leading then trailing pads; with
     `ceil_mode` the output size rounds up (ONNX semantics: a window must start
     inside the input or its leading padding).
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+  let arguments = (ins Kiln_NumericTensor:$input, DenseI64ArrayAttr:$kernel,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
                    DenseI64ArrayAttr:$pads, UnitAttr:$ceil_mode);
 }
 
-def Kiln_AvgPoolOp : Kiln_PoolOp<"avg_pool"> {
+def Kiln_AvgPoolOp : Kiln_PoolOp<"avg_pool", Kiln_FloatTensor> {
   let summary = "N-d average pooling over the trailing spatial dimensions";
   let description = [{
     Like `kiln.max_pool`; with `count_include_pad` padded elements count in
