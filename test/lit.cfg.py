@@ -8,12 +8,16 @@ from lit.llvm import llvm_config
 
 config.name = "kiln"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
+                   "node_import_sweep.py", "node-import-expected.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["kiln-opt"], [config.kiln_tools_dir, config.llvm_tools_dir])
+    ["kiln-opt", "kiln-compile"], [config.kiln_tools_dir, config.llvm_tools_dir])
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%inputs", os.path.join(config.test_source_root, "Frontend", "ONNX", "Inputs")))

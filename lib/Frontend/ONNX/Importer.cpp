@@ -292,13 +292,12 @@ public:
   }
 
 private:
+  /// The default-domain opset (0 when the model imports none: then every
+  /// default-domain op is reported as unsupported).
   LogicalResult readOpset() {
     for (const onnx::OperatorSetIdProto &entry : model.opset_import())
       if (entry.domain().empty() || entry.domain() == "ai.onnx")
         opset = entry.version();
-    if (opset <= 0)
-      return emitError(fileLoc) << "the model does not import the default "
-                                   "ONNX opset (opset_import is empty)";
     return success();
   }
 
@@ -425,11 +424,11 @@ private:
                                 << "input '" << input.name() << "' dim " << i;
       if (dim.has_dim_param())
         diag << " ('" << dim.dim_param() << "') is dynamic; pin it with --dim "
-             << dim.dim_param() << "=N or --input-shape " << input.name()
-             << "=...";
+             << dim.dim_param() << "=<size> or --input-shape " << input.name()
+             << "=<shape>";
       else
         diag << " is dynamic; pin it with --input-shape " << input.name()
-             << "=...";
+             << "=<shape>";
       return failure();
     }
     if (failed(checkedElementCount(shape, fileLoc)))
