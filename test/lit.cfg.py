@@ -18,6 +18,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["kiln-opt", "kiln-compile"], [config.kiln_tools_dir, config.llvm_tools_dir])
-config.substitutions.append(("%python", config.python_executable))
+# The python3 with the pip wheels (lit itself may run under another one).
+config.substitutions.append(("%kiln_python", config.python_executable))
 config.substitutions.append(
     ("%inputs", os.path.join(config.test_source_root, "Frontend", "ONNX", "Inputs")))
