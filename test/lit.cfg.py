@@ -10,7 +10,8 @@ config.name = "kiln"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
-                   "node_import_sweep.py", "node-import-expected.txt"]
+                   "node_import_sweep.py", "node-import-expected.txt",
+                   "run_fuzzer.sh"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
