@@ -33,10 +33,10 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
 cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
                                 cl::value_desc("file"), cl::init("-"));
-cl::opt<EmitStage> emit(
-    "emit", cl::desc("Stage to stop after"), cl::init(EmitStage::Kiln),
-    cl::values(clEnumValN(EmitStage::Kiln, "kiln",
-                          "shape-inferred kiln dialect (.mlir)")));
+cl::opt<EmitStage>
+    emit("emit", cl::desc("Stage to stop after"), cl::init(EmitStage::Kiln),
+         cl::values(clEnumValN(EmitStage::Kiln, "kiln",
+                               "shape-inferred kiln dialect (.mlir)")));
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Pin a whole input shape: NAME=D0xD1x... (repeatable, or "

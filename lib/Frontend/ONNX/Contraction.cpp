@@ -193,8 +193,8 @@ LogicalResult convertEinsum(NodeContext &ctx) {
   std::string equation = ctx.stringAttr("equation").value_or("");
   equation.erase(llvm::remove_if(equation, llvm::isSpace), equation.end());
   auto unsupported = [&](llvm::StringRef why) {
-    return ctx.emitError() << "equation '" << equation << "' is not supported: "
-                           << why;
+    return ctx.emitError() << "equation '" << equation
+                           << "' is not supported: " << why;
   };
   if (equation.find("...") != std::string::npos)
     return unsupported("ellipsis ('...') is not implemented");

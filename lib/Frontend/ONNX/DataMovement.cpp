@@ -46,9 +46,9 @@ LogicalResult convertFlatten(NodeContext &ctx) {
                            << rank;
   if (axis < 0)
     axis += rank;
-  return setOrFail(ctx, ctx.reshape(ctx.input(0),
-                                    {product(shape.take_front(axis)),
-                                     product(shape.drop_front(axis))}));
+  return setOrFail(
+      ctx, ctx.reshape(ctx.input(0), {product(shape.take_front(axis)),
+                                      product(shape.drop_front(axis))}));
 }
 
 LogicalResult convertReshape(NodeContext &ctx) {
@@ -65,9 +65,9 @@ LogicalResult convertReshape(NodeContext &ctx) {
                              << "dim) but the input has rank " << input.size();
     dim = input[i];
   }
-  return setOrFail(ctx, ctx.create<ReshapeOp>(ctx.input(0), Value(),
-                                              ctx.b().getDenseI64ArrayAttr(
-                                                  *target)));
+  return setOrFail(
+      ctx, ctx.create<ReshapeOp>(ctx.input(0), Value(),
+                                 ctx.b().getDenseI64ArrayAttr(*target)));
 }
 
 LogicalResult convertTranspose(NodeContext &ctx) {
@@ -187,8 +187,8 @@ LogicalResult convertSlice(NodeContext &ctx) {
       return failure();
     starts = *s;
     ends = *e;
-    for (auto [index, out] : {std::pair<size_t, SmallVector<int64_t> *>{3, &axes},
-                              {4, &steps}}) {
+    for (auto [index, out] :
+         {std::pair<size_t, SmallVector<int64_t> *>{3, &axes}, {4, &steps}}) {
       if (!ctx.hasInput(index))
         continue;
       FailureOr<SmallVector<int64_t>> values =
@@ -229,8 +229,8 @@ LogicalResult convertSlice(NodeContext &ctx) {
     fullEnds[*axis] = end;
     fullSteps[*axis] = step;
   }
-  return setOrFail(ctx, ctx.create<SliceOp>(ctx.input(0), fullStarts, fullEnds,
-                                            fullSteps));
+  return setOrFail(
+      ctx, ctx.create<SliceOp>(ctx.input(0), fullStarts, fullEnds, fullSteps));
 }
 
 LogicalResult convertGather(NodeContext &ctx) {
@@ -242,9 +242,9 @@ LogicalResult convertExpand(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
   if (failed(shape))
     return failure();
-  return setOrFail(ctx, ctx.create<ExpandOp>(ctx.input(0), Value(),
-                                             ctx.b().getDenseI64ArrayAttr(
-                                                 *shape)));
+  return setOrFail(ctx,
+                   ctx.create<ExpandOp>(ctx.input(0), Value(),
+                                        ctx.b().getDenseI64ArrayAttr(*shape)));
 }
 
 /// Tile as [d0, d1] -> [1, d0, 1, d1] -> expand [r0, d0, r1, d1] ->
@@ -278,12 +278,12 @@ LogicalResult convertTile(NodeContext &ctx) {
 LogicalResult convertPad(NodeContext &ctx) {
   int64_t rank = ctx.inputRank(0);
   std::string modeName = ctx.stringAttr("mode").value_or("constant");
-  std::optional<PadMode> mode = llvm::StringSwitch<std::optional<PadMode>>(
-                                    modeName)
-                                    .Case("constant", PadMode::Constant)
-                                    .Case("reflect", PadMode::Reflect)
-                                    .Case("edge", PadMode::Edge)
-                                    .Default(std::nullopt);
+  std::optional<PadMode> mode =
+      llvm::StringSwitch<std::optional<PadMode>>(modeName)
+          .Case("constant", PadMode::Constant)
+          .Case("reflect", PadMode::Reflect)
+          .Case("edge", PadMode::Edge)
+          .Default(std::nullopt);
   if (!mode)
     return ctx.emitError() << "pad mode '" << modeName << "' is not supported";
   SmallVector<int64_t> pads;
@@ -320,13 +320,106 @@ LogicalResult convertPad(NodeContext &ctx) {
       pads = full;
     }
   }
-  return setOrFail(ctx, ctx.create<PadOp>(ctx.input(0), pads, *mode,
-                                          llvm::APFloat(value)));
+  return setOrFail(
+      ctx, ctx.create<PadOp>(ctx.input(0), pads, *mode, llvm::APFloat(value)));
+}
+
+/// Constant float values of input `i` (Resize's scales).
+FailureOr<SmallVector<float>> constantFloats(NodeContext &ctx, size_t i,
+                                             llvm::StringRef what) {
+  DenseFPElementsAttr values;
+  if (!matchPattern(ctx.input(i), m_Constant(&values)))
+    return ctx.emitError() << what << " (input " << i
+                           << ") must be known at compile time";
+  return llvm::to_vector(
+      llvm::map_range(values.getValues<APFloat>(), [](const APFloat &v) {
+        return static_cast<float>(v.convertToDouble());
+      }));
+}
+
+/// Resize (and its opset-10 form): sizes and scales resolved to constants,
+/// nearest and linear modes.
+LogicalResult convertResize(NodeContext &ctx) {
+  ArrayRef<int64_t> shape = ctx.inputType(0).getShape();
+  size_t rank = shape.size();
+  bool opset10 = ctx.opset() < 11;
+  std::string modeName = ctx.stringAttr("mode").value_or("nearest");
+  std::optional<ResizeMode> mode =
+      llvm::StringSwitch<std::optional<ResizeMode>>(modeName)
+          .Case("nearest", ResizeMode::Nearest)
+          .Case("linear", ResizeMode::Linear)
+          .Default(std::nullopt);
+  if (!mode)
+    return ctx.emitError() << "mode '" << modeName << "' is not supported";
+  std::string transformName =
+      ctx.stringAttr("coordinate_transformation_mode")
+          .value_or(opset10 ? "asymmetric" : "half_pixel");
+  std::optional<CoordinateTransform> transform =
+      llvm::StringSwitch<std::optional<CoordinateTransform>>(transformName)
+          .Case("half_pixel", CoordinateTransform::HalfPixel)
+          .Case("pytorch_half_pixel", CoordinateTransform::PytorchHalfPixel)
+          .Case("align_corners", CoordinateTransform::AlignCorners)
+          .Case("asymmetric", CoordinateTransform::Asymmetric)
+          .Cases("tf_half_pixel_for_nearest", "tf_half_pixel_for_nn",
+                 CoordinateTransform::TfHalfPixelForNearest)
+          .Default(std::nullopt);
+  if (!transform)
+    return ctx.emitError() << "coordinate_transformation_mode '"
+                           << transformName << "' is not supported";
+  std::string nearestName =
+      ctx.stringAttr("nearest_mode")
+          .value_or(opset10 ? "floor" : "round_prefer_floor");
+  std::optional<NearestMode> nearest =
+      llvm::StringSwitch<std::optional<NearestMode>>(nearestName)
+          .Case("round_prefer_floor", NearestMode::RoundPreferFloor)
+          .Case("round_prefer_ceil", NearestMode::RoundPreferCeil)
+          .Case("floor", NearestMode::Floor)
+          .Case("ceil", NearestMode::Ceil)
+          .Default(std::nullopt);
+  if (!nearest)
+    return ctx.emitError() << "nearest_mode '" << nearestName
+                           << "' is not supported";
+  if (ctx.intAttr("antialias", 0) || ctx.intsAttr("axes") ||
+      ctx.stringAttr("keep_aspect_ratio_policy").value_or("stretch") !=
+          "stretch" ||
+      ctx.intAttr("exclude_outside", 0))
+    return ctx.emitError() << "antialias, axes, exclude_outside and "
+                              "keep_aspect_ratio_policy are not supported";
+
+  size_t scalesInput = opset10 ? 1 : 2, sizesInput = 3;
+  SmallVector<int64_t> sizes;
+  SmallVector<float> scales;
+  if (!opset10 && ctx.hasInput(sizesInput)) {
+    FailureOr<SmallVector<int64_t>> given =
+        ctx.constantInts(sizesInput, "sizes");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+    if (sizes.size() != rank)
+      return ctx.emitError() << "needs " << rank << " sizes";
+    for (size_t d = 0; d < rank; ++d)
+      scales.push_back(shape[d] ? float(sizes[d]) / float(shape[d]) : 1.0f);
+  } else {
+    if (!ctx.hasInput(scalesInput))
+      return ctx.emitError() << "needs scales or sizes";
+    FailureOr<SmallVector<float>> given =
+        constantFloats(ctx, scalesInput, "scales");
+    if (failed(given))
+      return failure();
+    scales = *given;
+    if (scales.size() != rank)
+      return ctx.emitError() << "needs " << rank << " scales";
+    for (size_t d = 0; d < rank; ++d)
+      sizes.push_back(static_cast<int64_t>(std::floor(shape[d] * scales[d])));
+  }
+  return setOrFail(ctx, ctx.create<ResizeOp>(ctx.input(0), sizes, scales, *mode,
+                                             *transform, *nearest));
 }
 
 } // namespace
 
 void registerDataMovementConverters(ConverterRegistry &r) {
+  r.add("Resize", convertResize, 1, 10);
   r.add("Flatten", convertFlatten);
   r.add("Reshape", convertReshape, 2, 5);
   r.add("Transpose", convertTranspose);

@@ -17,21 +17,18 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-template <typename OpTy>
-LogicalResult convertUnary(NodeContext &ctx) {
+template <typename OpTy> LogicalResult convertUnary(NodeContext &ctx) {
   Result result = ctx.create<OpTy>(ctx.input(0));
   return failed(result) ? failure() : ctx.setResult(*result);
 }
 
-template <typename OpTy>
-LogicalResult convertBinary(NodeContext &ctx) {
+template <typename OpTy> LogicalResult convertBinary(NodeContext &ctx) {
   Result result = ctx.create<OpTy>(ctx.input(0), ctx.input(1));
   return failed(result) ? failure() : ctx.setResult(*result);
 }
 
 /// Sum/Max/Min/Mean of any number of inputs, folded left.
-template <typename OpTy>
-Result foldInputs(NodeContext &ctx) {
+template <typename OpTy> Result foldInputs(NodeContext &ctx) {
   Value accumulated = ctx.input(0);
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     if (!ctx.hasInput(i))
@@ -44,8 +41,7 @@ Result foldInputs(NodeContext &ctx) {
   return accumulated;
 }
 
-template <typename OpTy>
-LogicalResult convertVariadic(NodeContext &ctx) {
+template <typename OpTy> LogicalResult convertVariadic(NodeContext &ctx) {
   Result result = foldInputs<OpTy>(ctx);
   return failed(result) ? failure() : ctx.setResult(*result);
 }
@@ -81,7 +77,8 @@ LogicalResult convertPow(NodeContext &ctx) {
 }
 
 LogicalResult convertWhere(NodeContext &ctx) {
-  Result result = ctx.create<SelectOp>(ctx.input(0), ctx.input(1), ctx.input(2));
+  Result result =
+      ctx.create<SelectOp>(ctx.input(0), ctx.input(1), ctx.input(2));
   return failed(result) ? failure() : ctx.setResult(*result);
 }
 
@@ -132,8 +129,8 @@ LogicalResult convertClip(NodeContext &ctx) {
   constexpr double inf = std::numeric_limits<double>::infinity();
   Value x = ctx.input(0);
   if (ctx.opset() < 11) {
-    Result result = clamp(ctx, x, ctx.floatAttr("min", -inf),
-                          ctx.floatAttr("max", inf));
+    Result result =
+        clamp(ctx, x, ctx.floatAttr("min", -inf), ctx.floatAttr("max", inf));
     return failed(result) ? failure() : ctx.setResult(*result);
   }
   double bounds[2] = {-inf, inf};
@@ -273,9 +270,9 @@ LogicalResult convertSoftsign(NodeContext &ctx) {
 /// x > alpha ? x : 0.
 LogicalResult convertThresholdedRelu(NodeContext &ctx) {
   Type type = ctx.inputElementType(0);
-  Result above = ctx.create<CompareOp>(
-      CompareDirection::GT, ctx.input(0),
-      ctx.scalar(type, ctx.floatAttr("alpha", 1.0f)));
+  Result above =
+      ctx.create<CompareOp>(CompareDirection::GT, ctx.input(0),
+                            ctx.scalar(type, ctx.floatAttr("alpha", 1.0f)));
   if (failed(above))
     return failure();
   Result result =

@@ -43,15 +43,15 @@ LogicalResult convertConstant(NodeContext &ctx) {
                                 RankedTensorType::get({}, b.getI64Type()), *i));
   if (ctx.attribute("value_floats")) {
     SmallVector<float> values = *ctx.floatsAttr("value_floats");
-    return setConstant(ctx, DenseElementsAttr::get(
-                                vector(b.getF32Type(), values.size()),
-                                ArrayRef<float>(values)));
+    return setConstant(
+        ctx, DenseElementsAttr::get(vector(b.getF32Type(), values.size()),
+                                    ArrayRef<float>(values)));
   }
   if (ctx.attribute("value_ints")) {
     SmallVector<int64_t> values = *ctx.intsAttr("value_ints");
-    return setConstant(ctx, DenseElementsAttr::get(
-                                vector(b.getI64Type(), values.size()),
-                                ArrayRef<int64_t>(values)));
+    return setConstant(
+        ctx, DenseElementsAttr::get(vector(b.getI64Type(), values.size()),
+                                    ArrayRef<int64_t>(values)));
   }
   return ctx.emitError() << "only tensor, float(s) and int(s) values are "
                             "supported (not strings or sparse tensors)";
@@ -72,8 +72,8 @@ LogicalResult convertShape(NodeContext &ctx) {
 
 LogicalResult convertSize(NodeContext &ctx) {
   auto type = RankedTensorType::get({}, ctx.b().getI64Type());
-  return setConstant(ctx, DenseElementsAttr::get(
-                              type, ctx.inputType(0).getNumElements()));
+  return setConstant(
+      ctx, DenseElementsAttr::get(type, ctx.inputType(0).getNumElements()));
 }
 
 LogicalResult convertConstantOfShape(NodeContext &ctx) {
@@ -96,9 +96,9 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
     element = dense.getSplatValue<Attribute>();
   }
   Type elementType = cast<TypedAttr>(element).getType();
-  return setConstant(ctx, DenseElementsAttr::get(
-                              RankedTensorType::get(*shape, elementType),
-                              element));
+  return setConstant(
+      ctx, DenseElementsAttr::get(RankedTensorType::get(*shape, elementType),
+                                  element));
 }
 
 LogicalResult convertRange(NodeContext &ctx) {

@@ -14,8 +14,8 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/StringSet.h"
-#include <map>
 #include "llvm/Support/Path.h"
+#include <map>
 
 using namespace mlir;
 
@@ -67,8 +67,7 @@ const ConverterRegistry &converterRegistry() {
 // NodeContext
 //===----------------------------------------------------------------------===//
 
-const onnx::AttributeProto *
-NodeContext::attribute(llvm::StringRef name) const {
+const onnx::AttributeProto *NodeContext::attribute(llvm::StringRef name) const {
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.name() == name)
       return &attr;
@@ -105,8 +104,7 @@ NodeContext::floatsAttr(llvm::StringRef name) const {
   return SmallVector<float>(attr->floats().begin(), attr->floats().end());
 }
 
-std::optional<std::string>
-NodeContext::stringAttr(llvm::StringRef name) const {
+std::optional<std::string> NodeContext::stringAttr(llvm::StringRef name) const {
   const onnx::AttributeProto *attr = attribute(name);
   if (!attr || !attr->has_s())
     return std::nullopt;
@@ -120,15 +118,15 @@ FailureOr<ElementsAttr> NodeContext::tensorAttr(llvm::StringRef name) {
   return importTensor(attr->t(), context(), tensorOptions, location);
 }
 
-FailureOr<SmallVector<int64_t>> NodeContext::constantInts(size_t i,
-                                                          llvm::StringRef what) {
+FailureOr<SmallVector<int64_t>>
+NodeContext::constantInts(size_t i, llvm::StringRef what) {
   DenseIntElementsAttr values;
   if (!hasInput(i) || !matchPattern(input(i), m_Constant(&values)))
     return emitError() << what << " (input " << i
                        << ") must be known at compile time; a graph input "
                           "can be frozen with --const-input NAME=FILE.pb";
-  return llvm::to_vector(llvm::map_range(
-      values.getValues<APInt>(), [&](const APInt &v) {
+  return llvm::to_vector(
+      llvm::map_range(values.getValues<APInt>(), [&](const APInt &v) {
         return values.getElementType().isUnsignedInteger()
                    ? static_cast<int64_t>(v.getZExtValue())
                    : v.getSExtValue();
@@ -174,11 +172,10 @@ LogicalResult NodeContext::setResults(ArrayRef<Value> values) {
 
 Value NodeContext::scalar(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(FloatAttr::get(elementType, value))
-          : Attribute(IntegerAttr::get(elementType,
-                                       static_cast<int64_t>(value)));
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(FloatAttr::get(elementType, value))
+                          : Attribute(IntegerAttr::get(
+                                elementType, static_cast<int64_t>(value)));
   return ConstantOp::create(builder, location,
                             DenseElementsAttr::get(type, element));
 }
@@ -210,8 +207,7 @@ SmallVector<Value> NodeContext::buildAndFold(OperationState &state) {
 // Helpers for converters
 //===----------------------------------------------------------------------===//
 
-FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis,
-                                 int64_t rank) {
+FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     return ctx.emitError() << "axis " << axis << " is out of range for rank "
                            << rank;
@@ -239,9 +235,9 @@ resolveWindowPads(NodeContext &ctx, ArrayRef<int64_t> spatialInput,
   SmallVector<int64_t> pads(2 * n, 0);
   for (size_t i = 0; i < n; ++i) {
     int64_t out = (spatialInput[i] + strides[i] - 1) / strides[i];
-    int64_t total = std::max<int64_t>(
-        0, (out - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 -
-               spatialInput[i]);
+    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] +
+                                             (kernel[i] - 1) * dilations[i] +
+                                             1 - spatialInput[i]);
     int64_t small = total / 2, large = total - small;
     pads[i] = autoPad == "SAME_UPPER" ? small : large;
     pads[i + n] = autoPad == "SAME_UPPER" ? large : small;
@@ -275,8 +271,8 @@ public:
       return nullptr;
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
     builder.setInsertionPointToEnd(module->getBody());
-    auto func = func::FuncOp::create(
-        builder, fileLoc, "main", builder.getFunctionType(inputTypes, {}));
+    auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                     builder.getFunctionType(inputTypes, {}));
     Block *entry = func.addEntryBlock();
     builder.setInsertionPointToEnd(entry);
     for (auto [i, name] : llvm::enumerate(inputNames)) {
@@ -335,7 +331,8 @@ private:
                               << " unsupported op(s):";
     for (auto &[op, nodes] : unsupported) {
       diag << "\n  " << op << " in " << nodes.size() << " node(s): ";
-      for (auto [i, name] : llvm::enumerate(llvm::ArrayRef(nodes).take_front(5)))
+      for (auto [i, name] :
+           llvm::enumerate(llvm::ArrayRef(nodes).take_front(5)))
         diag << (i ? ", " : "") << "'" << name << "'";
       if (nodes.size() > 5)
         diag << ", ...";
@@ -380,8 +377,8 @@ private:
   FailureOr<Type> inputType(const onnx::ValueInfoProto &input) {
     const onnx::TypeProto &type = input.type();
     if (!type.has_tensor_type())
-      return emitError(fileLoc) << "input '" << input.name()
-                                << "' is not a tensor";
+      return emitError(fileLoc)
+             << "input '" << input.name() << "' is not a tensor";
     FailureOr<Type> elementType =
         importElementType(type.tensor_type().elem_type(), &context, fileLoc);
     if (failed(elementType))
@@ -396,8 +393,7 @@ private:
                << pinned->second.size() << " but the model declares rank "
                << dims.size();
       for (auto [i, dim] : llvm::enumerate(pinned->second))
-        if (hasShape && dims[i].has_dim_value() &&
-            dims[i].dim_value() != dim)
+        if (hasShape && dims[i].has_dim_value() && dims[i].dim_value() != dim)
           return emitError(fileLoc)
                  << "--input-shape gives input '" << input.name() << "' dim "
                  << i << " = " << dim << " but the model fixes it to "
@@ -489,8 +485,8 @@ private:
         auto it = values.find(input);
         if (it == values.end())
           return emitError(loc)
-                 << "ONNX " << node.op_type() << " node '" << name
-                 << "' uses '" << input << "', "
+                 << "ONNX " << node.op_type() << " node '" << name << "' uses '"
+                 << input << "', "
                  << (producedLater.contains(input)
                          ? "which is produced later: the graph is not in "
                            "topological order or has a cycle"
@@ -519,8 +515,8 @@ private:
     for (const onnx::ValueInfoProto &output : graph.output()) {
       auto it = values.find(output.name());
       if (it == values.end())
-        return emitError(fileLoc) << "graph output '" << output.name()
-                                  << "' is never produced";
+        return emitError(fileLoc)
+               << "graph output '" << output.name() << "' is never produced";
       Value value = it->second;
       if (failed(checkDeclaredType(output, value)))
         return failure();

@@ -33,8 +33,7 @@ namespace kiln::frontend {
 
 /// Parses a binary or text model file into `model`.
 mlir::LogicalResult parseModelFile(llvm::StringRef path,
-                                   onnx::ModelProto &model,
-                                   mlir::Location loc);
+                                   onnx::ModelProto &model, mlir::Location loc);
 
 /// Parses an ONNX TensorProto file (`.pb`, as in ONNX's test data).
 mlir::LogicalResult parseTensorFile(llvm::StringRef path,
@@ -95,7 +94,9 @@ public:
   /// Whether input `i` is given (listed and not the empty name).
   bool hasInput(size_t i) const { return i < inputs.size() && inputs[i]; }
   /// Input `i`, or null when omitted.
-  mlir::Value input(size_t i) const { return hasInput(i) ? inputs[i] : nullptr; }
+  mlir::Value input(size_t i) const {
+    return hasInput(i) ? inputs[i] : nullptr;
+  }
   mlir::RankedTensorType inputType(size_t i) const {
     return llvm::cast<mlir::RankedTensorType>(input(i).getType());
   }
@@ -121,8 +122,8 @@ public:
 
   /// The integer values of constant input `i` (after import-time folding),
   /// or an error saying the input must be known at compile time.
-  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(size_t i,
-                                                           llvm::StringRef what);
+  mlir::FailureOr<llvm::SmallVector<int64_t>>
+  constantInts(size_t i, llvm::StringRef what);
   /// A tensor-valued attribute (Constant's `value`, ConstantOfShape's) as
   /// a constant.
   mlir::FailureOr<mlir::ElementsAttr> tensorAttr(llvm::StringRef name);
@@ -157,8 +158,8 @@ public:
     state.types.clear();
     if (mlir::failed(OpTy::inferReturnTypes(
             context(), location, state.operands,
-            state.attributes.getDictionary(context()),
-            state.getRawProperties(), state.regions, state.types)))
+            state.attributes.getDictionary(context()), state.getRawProperties(),
+            state.regions, state.types)))
       return mlir::failure();
     return buildAndFold(state);
   }

@@ -46,8 +46,8 @@ static LogicalResult parseModelText(llvm::StringRef text,
     onnx::OnnxParser parser(text.data());
     onnx::Common::Status status = parser.Parse(model);
     if (!status.IsOK())
-      return emitError(loc) << "cannot parse ONNX text: "
-                            << status.ErrorMessage();
+      return emitError(loc)
+             << "cannot parse ONNX text: " << status.ErrorMessage();
     if (!parser.EndOfInput())
       return emitError(loc) << "cannot parse ONNX text: unexpected text "
                                "after the model";

@@ -51,7 +51,8 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
   int64_t rank = ctx.inputRank(0);
   if (rank < 2)
     return ctx.emitError() << "needs an [N, C, ...] input";
-  Result inv = inverseStdDev(ctx, ctx.input(4), ctx.floatAttr("epsilon", 1e-5f));
+  Result inv =
+      inverseStdDev(ctx, ctx.input(4), ctx.floatAttr("epsilon", 1e-5f));
   if (failed(inv))
     return failure();
   Result scale = ctx.create<MulOp>(ctx.input(1), *inv);
@@ -149,8 +150,7 @@ LogicalResult convertInstanceNormalization(NodeContext &ctx) {
 
 /// Softmax/LogSoftmax: one axis from opset 13; before, the input is viewed
 /// as 2-D [prod(dims < axis), prod(dims >= axis)] and normalized per row.
-template <typename OpTy>
-LogicalResult convertSoftmax(NodeContext &ctx) {
+template <typename OpTy> LogicalResult convertSoftmax(NodeContext &ctx) {
   int64_t rank = ctx.inputRank(0);
   bool singleAxis = ctx.opset() >= 13;
   FailureOr<int64_t> axis =

@@ -110,27 +110,25 @@ LogicalResult convertReduceLogSumExp(NodeContext &ctx) {
   Result log = ctx.create<LogOp>(*sum);
   if (failed(log))
     return failure();
-  Result maxReduced = keepDims ? *max
-                               : ctx.create<ReshapeOp>(
-                                     *max, Value(),
-                                     ctx.b().getDenseI64ArrayAttr(
-                                         cast<RankedTensorType>(log->getType())
-                                             .getShape()));
+  Result maxReduced =
+      keepDims ? *max
+               : ctx.create<ReshapeOp>(
+                     *max, Value(),
+                     ctx.b().getDenseI64ArrayAttr(
+                         cast<RankedTensorType>(log->getType()).getShape()));
   if (failed(maxReduced))
     return failure();
   return setOrFail(ctx, ctx.create<AddOp>(*log, *maxReduced));
 }
 
-template <typename OpTy>
-LogicalResult convertArgReduce(NodeContext &ctx) {
-  return setOrFail(ctx, ctx.create<OpTy>(ctx.input(0), ctx.intAttr("axis", 0),
-                                         ctx.intAttr("keepdims", 1) != 0,
-                                         ctx.intAttr("select_last_index", 0) !=
-                                             0));
+template <typename OpTy> LogicalResult convertArgReduce(NodeContext &ctx) {
+  return setOrFail(ctx,
+                   ctx.create<OpTy>(ctx.input(0), ctx.intAttr("axis", 0),
+                                    ctx.intAttr("keepdims", 1) != 0,
+                                    ctx.intAttr("select_last_index", 0) != 0));
 }
 
-template <typename OpTy>
-LogicalResult convertGlobalPool(NodeContext &ctx) {
+template <typename OpTy> LogicalResult convertGlobalPool(NodeContext &ctx) {
   int64_t rank = ctx.inputRank(0);
   if (rank < 3)
     return ctx.emitError() << "needs an [N, C, D...] input";
@@ -153,7 +151,8 @@ FailureOr<PoolWindow> poolWindow(NodeContext &ctx) {
   w.kernel = ctx.intsAttr("kernel_shape").value_or(SmallVector<int64_t>());
   if (static_cast<int64_t>(w.kernel.size()) != spatial)
     return ctx.emitError() << "kernel_shape needs " << spatial << " entries";
-  w.strides = ctx.intsAttr("strides").value_or(SmallVector<int64_t>(spatial, 1));
+  w.strides =
+      ctx.intsAttr("strides").value_or(SmallVector<int64_t>(spatial, 1));
   w.dilations =
       ctx.intsAttr("dilations").value_or(SmallVector<int64_t>(spatial, 1));
   if (static_cast<int64_t>(w.strides.size()) != spatial ||
@@ -204,14 +203,12 @@ void registerReductionConverters(ConverterRegistry &r) {
   addReduce<ReduceSumOp>(
       r, "ReduceL1", 18,
       [](NodeContext &ctx, Value x) { return ctx.create<AbsOp>(x); }, nullptr);
-  addReduce<ReduceSumOp>(r, "ReduceL2", 18, square, [](NodeContext &ctx,
-                                                       Value x) {
-    return ctx.create<SqrtOp>(x);
-  });
-  addReduce<ReduceSumOp>(r, "ReduceLogSum", 18, nullptr,
-                         [](NodeContext &ctx, Value x) {
-                           return ctx.create<LogOp>(x);
-                         });
+  addReduce<ReduceSumOp>(
+      r, "ReduceL2", 18, square,
+      [](NodeContext &ctx, Value x) { return ctx.create<SqrtOp>(x); });
+  addReduce<ReduceSumOp>(
+      r, "ReduceLogSum", 18, nullptr,
+      [](NodeContext &ctx, Value x) { return ctx.create<LogOp>(x); });
   r.add("ReduceLogSumExp", convertReduceLogSumExp);
   r.add("ArgMax", convertArgReduce<ArgMaxOp>);
   r.add("ArgMin", convertArgReduce<ArgMinOp>);

@@ -57,8 +57,8 @@ FailureOr<Type> importElementType(int32_t dataType, MLIRContext *context,
   default:
     break;
   }
-  const std::string &name = TensorProto::DataType_Name(
-      static_cast<TensorProto::DataType>(dataType));
+  const std::string &name =
+      TensorProto::DataType_Name(static_cast<TensorProto::DataType>(dataType));
   return emitError(loc) << "unsupported tensor element type "
                         << (name.empty() ? std::to_string(dataType) : name);
 }
@@ -153,8 +153,8 @@ FailureOr<std::string> resolveExternalPath(const TensorProto &tensor,
     return refuse("cannot be used: the model was not loaded from a file");
   if (location.empty() || llvm::sys::path::is_absolute(location))
     return refuse("must be a path relative to the model's folder");
-  for (llvm::StringRef part : llvm::make_range(
-           llvm::sys::path::begin(location), llvm::sys::path::end(location)))
+  for (llvm::StringRef part : llvm::make_range(llvm::sys::path::begin(location),
+                                               llvm::sys::path::end(location)))
     if (part == "..")
       return refuse("must not leave the model's folder ('..')");
   llvm::SmallString<256> joined(options.baseDirectory);
@@ -173,9 +173,10 @@ FailureOr<std::string> resolveExternalPath(const TensorProto &tensor,
 }
 
 /// The external bytes of `tensor` as a blob, without copying when aligned.
-FailureOr<AsmResourceBlob>
-externalBlob(const TensorProto &tensor, int64_t byteSize, int64_t alignment,
-             const TensorImportOptions &options, Location loc) {
+FailureOr<AsmResourceBlob> externalBlob(const TensorProto &tensor,
+                                        int64_t byteSize, int64_t alignment,
+                                        const TensorImportOptions &options,
+                                        Location loc) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const onnx::StringStringEntryProto &entry : tensor.external_data()) {
@@ -185,9 +186,9 @@ externalBlob(const TensorProto &tensor, int64_t byteSize, int64_t alignment,
     } else if (key == "offset" || key == "length") {
       int64_t parsed;
       if (value.getAsInteger(10, parsed) || parsed < 0)
-        return emitError(loc) << "external data " << key << " '" << value
-                              << "' of tensor '" << tensor.name()
-                              << "' is not a non-negative integer";
+        return emitError(loc)
+               << "external data " << key << " '" << value << "' of tensor '"
+               << tensor.name() << "' is not a non-negative integer";
       (key == "offset" ? offset : length) = parsed;
     }
   }

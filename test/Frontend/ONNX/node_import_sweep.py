@@ -4,8 +4,10 @@
 Each model must either import or fail with a clean diagnostic; a crash (a
 signal, a timeout, or an exit without an `error:` line) fails the test, as
 does a model on the expected-to-import list that no longer imports. Inputs
-that are shape-like (rank 0, or 1-D integer tensors) are frozen to the values
-of test_data_set_0 with --const-input, as a deployment would pin them.
+that kiln needs at compile time (a Reshape's shape, a Slice's starts, a
+Resize's scales, ...: the inputs ONNX ops take as attributes in spirit) are
+frozen to the values of test_data_set_0 with --const-input, as a deployment
+pins them.
 
 Usage: node_import_sweep.py KILN_COMPILE NODE_DIR EXPECTED_LIST [--update]
 """
@@ -18,7 +20,16 @@ import sys
 
 import onnx
 
-INTEGER_TYPES = {onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+# Per op, the input positions kiln needs as constants.
+COMPILE_TIME_INPUTS = {
+    "Reshape": {1}, "Expand": {1}, "Tile": {1}, "Slice": {1, 2, 3, 4},
+    "Pad": {1, 2, 3}, "Resize": {1, 2, 3}, "Squeeze": {1}, "Unsqueeze": {1},
+    "Split": {1}, "ReduceSum": {1}, "ReduceMean": {1}, "ReduceMax": {1},
+    "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1},
+    "ReduceLogSum": {1}, "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},
+    "Range": {0, 1, 2}, "ConstantOfShape": {0}, "CumSum": {1}, "Trilu": {1},
+    "Clip": {1, 2}, "TopK": {1}, "OneHot": {1},
+}
 
 
 def frozen_inputs(test_dir):
@@ -26,16 +37,14 @@ def frozen_inputs(test_dir):
     model = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False)
     initializers = {init.name for init in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initializers]
+    needed = {node.input[i] for node in model.graph.node
+              for i in COMPILE_TIME_INPUTS.get(node.op_type, ())
+              if i < len(node.input)}
     args = []
     for index, value in enumerate(inputs):
-        tensor = value.type.tensor_type
-        if not value.type.HasField("tensor_type") or not tensor.HasField("shape"):
-            continue
-        rank = len(tensor.shape.dim)
-        if rank == 0 or (rank == 1 and tensor.elem_type in INTEGER_TYPES):
-            data = os.path.join(test_dir, "test_data_set_0", f"input_{index}.pb")
-            if os.path.exists(data):
-                args.append(f"--const-input={value.name}={data}")
+        data = os.path.join(test_dir, "test_data_set_0", f"input_{index}.pb")
+        if value.name in needed and os.path.exists(data):
+            args.append(f"--const-input={value.name}={data}")
     return args
 
 

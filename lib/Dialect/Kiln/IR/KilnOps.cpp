@@ -274,6 +274,25 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                     input.getElementType(), types);
 }
 
+LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto input = tensorTypeOf(adaptor.getInput());
+  ArrayRef<int64_t> sizes = adaptor.getSizes();
+  ArrayRef<float> scales = adaptor.getScales();
+  if (static_cast<int64_t>(sizes.size()) != input.getRank() ||
+      static_cast<int64_t>(scales.size()) != input.getRank())
+    return emitOptionalError(loc, "resize of a rank-", input.getRank(),
+                             " tensor needs that many sizes and scales, got ",
+                             sizes.size(), " and ", scales.size());
+  if (llvm::any_of(sizes, [](int64_t s) { return s < 0; }) ||
+      llvm::any_of(scales, [](float s) { return !(s > 0); }))
+    return emitOptionalError(loc, "resize sizes must be >= 0 and scales > 0");
+  types.push_back(input.clone(sizes));
+  return success();
+}
+
 LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location>,
                                           Adaptor adaptor,

@@ -78,6 +78,15 @@ func.func @shape_of(%x: tensor<?x3xf32>) -> tensor<2xi64> {
   return %0 : tensor<2xi64>
 }
 
+// CHECK-LABEL: func.func @resize
+// CHECK: kiln.resize %{{.*}} sizes = [1, 3, 8, 8] scales = [1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00] mode = linear coordinate_transform = half_pixel nearest_mode = round_prefer_floor : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+// CHECK: kiln.resize %{{.*}} sizes = [1, 3, 2, 2] scales = [1.000000e+00, 1.000000e+00, 5.000000e-01, 5.000000e-01] mode = nearest coordinate_transform = asymmetric nearest_mode = floor : tensor<1x3x4x4xf32> -> tensor<1x3x2x2xf32>
+func.func @resize(%x: tensor<1x3x4x4xf32>) -> (tensor<1x3x8x8xf32>, tensor<1x3x2x2xf32>) {
+  %0 = kiln.resize %x sizes = [1, 3, 8, 8] scales = [1.0, 1.0, 2.0, 2.0] mode = linear coordinate_transform = half_pixel nearest_mode = round_prefer_floor : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  %1 = kiln.resize %x sizes = [1, 3, 2, 2] scales = [1.0, 1.0, 0.5, 0.5] mode = nearest coordinate_transform = asymmetric nearest_mode = floor : tensor<1x3x4x4xf32> -> tensor<1x3x2x2xf32>
+  return %0, %1 : tensor<1x3x8x8xf32>, tensor<1x3x2x2xf32>
+}
+
 {-#
   dialect_resources: {
     builtin: {

@@ -513,3 +513,21 @@ func.func @compare_bad_direction(%a: tensor<2xf32>) -> tensor<2xi1> {
   %0 = kiln.compare lg, %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>
   return %0 : tensor<2xi1>
 }
+
+// -----
+
+func.func @resize_sizes_rank(%x: tensor<1x3x4x4xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error @+2 {{resize of a rank-4 tensor needs that many sizes and scales, got 2 and 4}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.resize %x sizes = [8, 8] scales = [1.0, 1.0, 2.0, 2.0] mode = linear coordinate_transform = half_pixel nearest_mode = floor : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+func.func @resize_negative_scale(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+2 {{resize sizes must be >= 0 and scales > 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.resize %x sizes = [8] scales = [-2.0] mode = nearest coordinate_transform = asymmetric nearest_mode = floor : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -70,6 +70,34 @@ def Kiln_GeluApproximationAttr : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::kiln";
 }
 
+def Kiln_ResizeModeAttr : I32EnumAttr<"ResizeMode", "resize interpolation", [
+      I32EnumAttrCase<"Nearest", 0, "nearest">,
+      I32EnumAttrCase<"Linear", 1, "linear">
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_CoordinateTransformAttr : I32EnumAttr<"CoordinateTransform",
+    "how an output coordinate maps to an input coordinate (ONNX Resize)", [
+      I32EnumAttrCase<"HalfPixel", 0, "half_pixel">,
+      I32EnumAttrCase<"PytorchHalfPixel", 1, "pytorch_half_pixel">,
+      I32EnumAttrCase<"AlignCorners", 2, "align_corners">,
+      I32EnumAttrCase<"Asymmetric", 3, "asymmetric">,
+      I32EnumAttrCase<"TfHalfPixelForNearest", 4, "tf_half_pixel_for_nearest">
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
+def Kiln_NearestModeAttr : I32EnumAttr<"NearestMode",
+    "rounding of a nearest-neighbour input coordinate", [
+      I32EnumAttrCase<"RoundPreferFloor", 0, "round_prefer_floor">,
+      I32EnumAttrCase<"RoundPreferCeil", 1, "round_prefer_ceil">,
+      I32EnumAttrCase<"Floor", 2, "floor">,
+      I32EnumAttrCase<"Ceil", 3, "ceil">
+    ]> {
+  let cppNamespace = "::kiln";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

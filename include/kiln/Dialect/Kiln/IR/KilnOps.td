@@ -610,6 +610,35 @@ def Kiln_PadOp : Kiln_Op<"pad", [SameOperandsAndResultElementType]> {
                        "`:` type($input) `->` type($output)";
 }
 
+def Kiln_ResizeOp : Kiln_Op<"resize", [SameOperandsAndResultElementType]> {
+  let summary = "nearest or (multi)linear resampling to a static size";
+  let description = [{
+    ONNX Resize with the sizes resolved at import. Output coordinate `o`
+    along dim `d` maps to input coordinate `x` by `coordinate_transform`
+    using `scales[d]` (the model's scale, or `sizes[d] / input[d]`), then
+    `nearest_mode` rounds it (nearest) or its neighbours are blended
+    (linear, over every dim whose size changes).
+
+    ```mlir
+    %y = kiln.resize %x sizes = [1, 3, 8, 8] scales = [1.0, 1.0, 2.0, 2.0]
+           mode = linear coordinate_transform = half_pixel
+           nearest_mode = round_prefer_floor
+           : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$sizes,
+                   DenseF32ArrayAttr:$scales, Kiln_ResizeModeAttr:$mode,
+                   Kiln_CoordinateTransformAttr:$coordinate_transform,
+                   Kiln_NearestModeAttr:$nearest_mode);
+  let results = (outs Kiln_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `sizes` `=` $sizes `scales` `=` $scales `mode` `=` $mode
+    `coordinate_transform` `=` $coordinate_transform
+    `nearest_mode` `=` $nearest_mode attr-dict `:` type($input) `->`
+    type($output)
+  }];
+}
+
 def Kiln_ShapeOfOp : Kiln_Op<"shape_of"> {
   let summary = "the shape of a tensor as a 1-D i64 tensor (ONNX Shape)";
   let arguments = (ins Kiln_Tensor:$input);
