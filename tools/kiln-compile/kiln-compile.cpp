@@ -18,7 +18,9 @@
 #include "mlir/Support/Timing.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -51,6 +53,31 @@ cl::list<std::string> constInputs(
              "file: NAME=FILE.pb (repeatable)"),
     cl::value_desc("NAME=FILE"), cl::CommaSeparated);
 cl::opt<bool> verbose("v", cl::desc("Print the time of each stage"));
+
+/// Peak resident memory of this process so far (VmHWM), in MiB; -1 where
+/// /proc is not available.
+int64_t peakResidentMiB() {
+  // /proc files report size 0: read them as a stream.
+  auto status = llvm::MemoryBuffer::getFileAsStream("/proc/self/status");
+  if (!status)
+    return -1;
+  llvm::StringRef text = (*status)->getBuffer();
+  size_t at = text.find("VmHWM:");
+  if (at == llvm::StringRef::npos)
+    return -1;
+  int64_t kib;
+  llvm::StringRef value = text.drop_front(at + 6).ltrim(" \t");
+  if (value.take_while(llvm::isDigit).getAsInteger(10, kib))
+    return -1;
+  return kib / 1024;
+}
+
+/// With -v, reports the peak memory after each stage (next to its time).
+void reportPeakMemory(llvm::StringRef stage) {
+  if (verbose)
+    llvm::errs() << "kiln-compile: peak memory after " << stage << ": "
+                 << peakResidentMiB() << " MiB\n";
+}
 
 /// Reads --input-shape and --dim into import options.
 LogicalResult parseOptions(kiln::frontend::ImportOptions &options) {
@@ -118,6 +145,7 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  reportPeakMemory("import");
 
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -129,6 +157,7 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)) || failed(kiln::verifyStaticShapes(*module)))
       return 1;
   }
+  reportPeakMemory("graph passes");
 
   std::string error;
   std::unique_ptr<llvm::ToolOutputFile> output =
@@ -143,5 +172,6 @@ int main(int argc, char **argv) {
     output->os() << "\n";
   }
   output->keep();
+  reportPeakMemory("emit");
   return 0;
 }

@@ -456,12 +456,12 @@ private:
       return emitError(fileLoc) << "sparse initializers are not supported";
     for (onnx::TensorProto &init : *graph.mutable_initializer()) {
       Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
+      // Large raw data moves into the constant; the rest is freed after.
       FailureOr<ElementsAttr> value =
-          importTensor(init, &context, tensorOptions, loc);
+          importTensor(init, &context, tensorOptions, loc, &init);
       if (failed(value))
         return failure();
       values[init.name()] = ConstantOp::create(builder, loc, *value);
-      // The constant owns a copy now; free the protobuf's.
       init.clear_raw_data();
     }
     return success();

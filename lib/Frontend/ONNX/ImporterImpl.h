@@ -60,9 +60,12 @@ mlir::FailureOr<mlir::Type> importElementType(int32_t dataType,
 /// The constant value of an initializer or a Constant node's tensor:
 /// checked against its shape, from raw_data, typed fields or an external
 /// file. Large tensors become dense_resource blobs named after the tensor.
+/// With `takeRawDataFrom` (the same tensor, mutable) large raw_data moves
+/// into the blob instead of being copied.
 mlir::FailureOr<mlir::ElementsAttr>
 importTensor(const onnx::TensorProto &tensor, mlir::MLIRContext *context,
-             const TensorImportOptions &options, mlir::Location loc);
+             const TensorImportOptions &options, mlir::Location loc,
+             onnx::TensorProto *takeRawDataFrom = nullptr);
 
 /// Product of `dims`, or failure when a dim is negative or it overflows.
 mlir::FailureOr<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> dims,

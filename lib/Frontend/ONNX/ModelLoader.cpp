@@ -7,15 +7,20 @@
 
 #include "ImporterImpl.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include "onnx/defs/parser.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
+#include <fcntl.h>
 
 using namespace mlir;
 
@@ -57,18 +62,50 @@ static LogicalResult parseModelText(llvm::StringRef text,
   return success();
 }
 
+/// Parses a binary model through a small read buffer, so a large file is
+/// never resident twice (file pages and parsed weights).
+static LogicalResult parseModelStream(llvm::StringRef path,
+                                      onnx::ModelProto &model, Location loc) {
+  uint64_t size = 0;
+  if (std::error_code error = llvm::sys::fs::file_size(path, size))
+    return emitError(loc) << "cannot open model file '" << path
+                          << "': " << error.message();
+  if (!llvm::sys::fs::is_regular_file(path))
+    return emitError(loc) << "cannot open model file '" << path
+                          << "': not a regular file";
+  if (size > static_cast<uint64_t>(INT_MAX))
+    return emitError(loc) << "the model is " << size
+                          << " bytes, more than protobuf can parse in one "
+                             "message (2 GiB); save it with its weights as "
+                             "external data";
+  int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return emitError(loc) << "cannot open model file '" << path
+                          << "': " << std::strerror(errno);
+  google::protobuf::io::FileInputStream stream(fd);
+  stream.SetCloseOnDelete(true);
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return emitError(loc) << "not a valid ONNX model: the protobuf data is "
+                             "malformed or truncated";
+  if (!model.has_graph())
+    return emitError(loc) << "the ONNX model has no graph";
+  return success();
+}
+
 LogicalResult parseModelFile(llvm::StringRef path, onnx::ModelProto &model,
                              Location loc) {
+  llvm::StringRef extension = llvm::sys::path::extension(path);
+  if (extension != ".onnxtext" && extension != ".txt")
+    return parseModelStream(path, model, loc);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true,
                                   /*RequiresNullTerminator=*/true);
   if (!buffer)
     return emitError(loc) << "cannot open model file '" << path
                           << "': " << buffer.getError().message();
-  llvm::StringRef extension = llvm::sys::path::extension(path);
-  if (extension == ".onnxtext" || extension == ".txt")
-    return parseModelText((*buffer)->getBuffer(), model, loc);
-  return parseModelBytes((*buffer)->getBuffer(), model, loc);
+  return parseModelText((*buffer)->getBuffer(), model, loc);
 }
 
 LogicalResult parseTensorFile(llvm::StringRef path, onnx::TensorProto &tensor,

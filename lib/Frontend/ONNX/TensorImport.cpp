@@ -224,12 +224,37 @@ FailureOr<AsmResourceBlob> externalBlob(const TensorProto &tensor,
       /*dataIsMutable=*/false);
 }
 
+/// A dense attribute from little-endian bytes (bools one byte each).
+ElementsAttr denseFromBytes(RankedTensorType type, ArrayRef<char> bytes) {
+  if (type.getElementType().isInteger(1)) {
+    SmallVector<bool> values(bytes.begin(), bytes.end());
+    return DenseElementsAttr::get(type, values);
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, bytes);
+}
+
+/// A blob with `tensor`'s raw_data: moved out of `owner` (the same tensor,
+/// mutable) when given and suitably aligned, copied otherwise.
+AsmResourceBlob rawDataBlob(const TensorProto &tensor, TensorProto *owner,
+                            int64_t alignment) {
+  const std::string &raw = tensor.raw_data();
+  ArrayRef<char> data(raw.data(), raw.size());
+  if (!owner || reinterpret_cast<uintptr_t>(raw.data()) % alignment != 0)
+    return HeapAsmResourceBlob::allocateAndCopyWithAlign(data, alignment);
+  std::shared_ptr<std::string> moved(owner->release_raw_data());
+  return AsmResourceBlob(
+      ArrayRef<char>(moved->data(), moved->size()), alignment,
+      [moved](void *, size_t, size_t) mutable { moved.reset(); },
+      /*dataIsMutable=*/false);
+}
+
 } // namespace
 
 FailureOr<ElementsAttr> importTensor(const TensorProto &tensor,
                                      MLIRContext *context,
                                      const TensorImportOptions &options,
-                                     Location loc) {
+                                     Location loc,
+                                     TensorProto *takeRawDataFrom) {
   FailureOr<Type> elementType =
       importElementType(tensor.data_type(), context, loc);
   if (failed(elementType))
@@ -254,35 +279,30 @@ FailureOr<ElementsAttr> importTensor(const TensorProto &tensor,
     if (asResource)
       return ElementsAttr(DenseResourceElementsAttr::get(
           type, blobName(tensor.name()), std::move(*blob)));
-    ArrayRef<char> bytes = blob->getData();
-    std::vector<char> copy(bytes.begin(), bytes.end());
-    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, copy));
+    return denseFromBytes(type, blob->getData());
   }
 
-  std::vector<char> bytes;
   if (tensor.has_raw_data()) {
     const std::string &raw = tensor.raw_data();
     if (static_cast<int64_t>(raw.size()) != byteSize)
       return emitError(loc) << "tensor '" << tensor.name() << "' has "
                             << raw.size() << " bytes of raw_data but its "
                             << "shape needs " << byteSize;
-    bytes.assign(raw.begin(), raw.end());
-  } else {
-    FailureOr<std::vector<char>> packed =
-        typedFieldBytes(tensor, width, *count, loc);
-    if (failed(packed))
-      return failure();
-    bytes = std::move(*packed);
+    if (asResource)
+      return ElementsAttr(DenseResourceElementsAttr::get(
+          type, blobName(tensor.name()),
+          rawDataBlob(tensor, takeRawDataFrom, width)));
+    return denseFromBytes(type, ArrayRef<char>(raw.data(), raw.size()));
   }
-  if (isBool) {
-    SmallVector<bool> values(bytes.begin(), bytes.end());
-    return ElementsAttr(DenseElementsAttr::get(type, values));
-  }
+  FailureOr<std::vector<char>> packed =
+      typedFieldBytes(tensor, width, *count, loc);
+  if (failed(packed))
+    return failure();
   if (asResource)
     return ElementsAttr(DenseResourceElementsAttr::get(
         type, blobName(tensor.name()),
-        HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, width)));
-  return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, bytes));
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(*packed, width)));
+  return denseFromBytes(type, *packed);
 }
 
 } // namespace kiln::frontend
