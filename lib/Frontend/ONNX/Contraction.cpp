@@ -18,10 +18,6 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-LogicalResult setOrFail(NodeContext &ctx, Result result) {
-  return failed(result) ? failure() : ctx.setResult(*result);
-}
-
 Result swapLastTwo(NodeContext &ctx, Value x) {
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
   SmallVector<int64_t> perm;
@@ -54,13 +50,13 @@ LogicalResult convertMatMul(NodeContext &ctx) {
   }
   Result product = ctx.create<MatmulOp>(lhs, rhs);
   if (failed(product) || (!lhsVector && !rhsVector))
-    return setOrFail(ctx, product);
+    return ctx.setResult(product);
   SmallVector<int64_t> shape(
       cast<RankedTensorType>(product->getType()).getShape());
   shape.erase(shape.end() - (rhsVector ? 1 : 2));
   if (lhsVector && rhsVector)
     shape.pop_back();
-  return setOrFail(ctx, ctx.reshape(*product, shape));
+  return ctx.setResult(ctx.reshape(*product, shape));
 }
 
 /// alpha * A' B' + beta * C.
@@ -88,7 +84,7 @@ LogicalResult convertGemm(NodeContext &ctx) {
   if (alpha != 1.0)
     y = ctx.create<MulOp>(*y, ctx.scalar(type, alpha));
   if (failed(y) || !ctx.hasInput(2))
-    return setOrFail(ctx, y);
+    return ctx.setResult(y);
   Value c = ctx.input(2);
   double beta = ctx.floatAttr("beta", 1.0f);
   if (beta != 1.0) {
@@ -97,7 +93,7 @@ LogicalResult convertGemm(NodeContext &ctx) {
       return failure();
     c = *scaled;
   }
-  return setOrFail(ctx, ctx.create<AddOp>(*y, c));
+  return ctx.setResult(ctx.create<AddOp>(*y, c));
 }
 
 LogicalResult convertConv(NodeContext &ctx) {
@@ -121,9 +117,9 @@ LogicalResult convertConv(NodeContext &ctx) {
                         strides, dilations);
   if (failed(pads))
     return failure();
-  return setOrFail(ctx, ctx.create<ConvOp>(ctx.input(0), ctx.input(1),
-                                           ctx.input(2), strides, dilations,
-                                           *pads, ctx.intAttr("group", 1)));
+  return ctx.setResult(ctx.create<ConvOp>(ctx.input(0), ctx.input(1),
+                                          ctx.input(2), strides, dilations,
+                                          *pads, ctx.intAttr("group", 1)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -17,10 +17,6 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-LogicalResult setOrFail(NodeContext &ctx, Result result) {
-  return failed(result) ? failure() : ctx.setResult(*result);
-}
-
 int64_t product(ArrayRef<int64_t> dims) {
   return std::accumulate(dims.begin(), dims.end(), int64_t(1),
                          std::multiplies<int64_t>());
@@ -46,9 +42,9 @@ LogicalResult convertFlatten(NodeContext &ctx) {
                            << rank;
   if (axis < 0)
     axis += rank;
-  return setOrFail(
-      ctx, ctx.reshape(ctx.input(0), {product(shape.take_front(axis)),
-                                      product(shape.drop_front(axis))}));
+  return ctx.setResult(
+      ctx.reshape(ctx.input(0), {product(shape.take_front(axis)),
+                                 product(shape.drop_front(axis))}));
 }
 
 LogicalResult convertReshape(NodeContext &ctx) {
@@ -65,9 +61,8 @@ LogicalResult convertReshape(NodeContext &ctx) {
                              << "dim) but the input has rank " << input.size();
     dim = input[i];
   }
-  return setOrFail(
-      ctx, ctx.create<ReshapeOp>(ctx.input(0), Value(),
-                                 ctx.b().getDenseI64ArrayAttr(*target)));
+  return ctx.setResult(ctx.create<ReshapeOp>(
+      ctx.input(0), Value(), ctx.b().getDenseI64ArrayAttr(*target)));
 }
 
 LogicalResult convertTranspose(NodeContext &ctx) {
@@ -78,7 +73,7 @@ LogicalResult convertTranspose(NodeContext &ctx) {
   else
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
-  return setOrFail(ctx, ctx.create<TransposeOp>(ctx.input(0), perm));
+  return ctx.setResult(ctx.create<TransposeOp>(ctx.input(0), perm));
 }
 
 LogicalResult convertSqueeze(NodeContext &ctx) {
@@ -105,7 +100,7 @@ LogicalResult convertSqueeze(NodeContext &ctx) {
   for (int64_t i = 0; i < rank; ++i)
     if (!drop[i])
       result.push_back(shape[i]);
-  return setOrFail(ctx, ctx.reshape(ctx.input(0), result));
+  return ctx.setResult(ctx.reshape(ctx.input(0), result));
 }
 
 LogicalResult convertUnsqueeze(NodeContext &ctx) {
@@ -127,7 +122,7 @@ LogicalResult convertUnsqueeze(NodeContext &ctx) {
   const int64_t *next = shape.begin();
   for (int64_t i = 0; i < outRank; ++i)
     result.push_back(inserted[i] ? 1 : *next++);
-  return setOrFail(ctx, ctx.reshape(ctx.input(0), result));
+  return ctx.setResult(ctx.reshape(ctx.input(0), result));
 }
 
 LogicalResult convertConcat(NodeContext &ctx) {
@@ -138,7 +133,7 @@ LogicalResult convertConcat(NodeContext &ctx) {
   for (size_t i = 0; i < ctx.numInputs(); ++i)
     if (ctx.hasInput(i))
       inputs.push_back(ctx.input(i));
-  return setOrFail(ctx, ctx.create<ConcatOp>(inputs, *axis));
+  return ctx.setResult(ctx.create<ConcatOp>(inputs, *axis));
 }
 
 LogicalResult convertSplit(NodeContext &ctx) {
@@ -229,22 +224,21 @@ LogicalResult convertSlice(NodeContext &ctx) {
     fullEnds[*axis] = end;
     fullSteps[*axis] = step;
   }
-  return setOrFail(
-      ctx, ctx.create<SliceOp>(ctx.input(0), fullStarts, fullEnds, fullSteps));
+  return ctx.setResult(
+      ctx.create<SliceOp>(ctx.input(0), fullStarts, fullEnds, fullSteps));
 }
 
 LogicalResult convertGather(NodeContext &ctx) {
-  return setOrFail(ctx, ctx.create<GatherOp>(ctx.input(0), ctx.input(1),
-                                             ctx.intAttr("axis", 0)));
+  return ctx.setResult(
+      ctx.create<GatherOp>(ctx.input(0), ctx.input(1), ctx.intAttr("axis", 0)));
 }
 
 LogicalResult convertExpand(NodeContext &ctx) {
   FailureOr<SmallVector<int64_t>> shape = ctx.constantInts(1, "shape");
   if (failed(shape))
     return failure();
-  return setOrFail(ctx,
-                   ctx.create<ExpandOp>(ctx.input(0), Value(),
-                                        ctx.b().getDenseI64ArrayAttr(*shape)));
+  return ctx.setResult(ctx.create<ExpandOp>(
+      ctx.input(0), Value(), ctx.b().getDenseI64ArrayAttr(*shape)));
 }
 
 /// Tile as [d0, d1] -> [1, d0, 1, d1] -> expand [r0, d0, r1, d1] ->
@@ -272,7 +266,7 @@ LogicalResult convertTile(NodeContext &ctx) {
                                        ctx.b().getDenseI64ArrayAttr(expanded));
   if (failed(copies))
     return failure();
-  return setOrFail(ctx, ctx.reshape(*copies, result));
+  return ctx.setResult(ctx.reshape(*copies, result));
 }
 
 LogicalResult convertPad(NodeContext &ctx) {
@@ -320,8 +314,8 @@ LogicalResult convertPad(NodeContext &ctx) {
       pads = full;
     }
   }
-  return setOrFail(
-      ctx, ctx.create<PadOp>(ctx.input(0), pads, *mode, llvm::APFloat(value)));
+  return ctx.setResult(
+      ctx.create<PadOp>(ctx.input(0), pads, *mode, llvm::APFloat(value)));
 }
 
 /// Constant float values of input `i` (Resize's scales).
@@ -360,7 +354,7 @@ LogicalResult convertResize(NodeContext &ctx) {
           .Case("pytorch_half_pixel", CoordinateTransform::PytorchHalfPixel)
           .Case("align_corners", CoordinateTransform::AlignCorners)
           .Case("asymmetric", CoordinateTransform::Asymmetric)
-          .Cases("tf_half_pixel_for_nearest", "tf_half_pixel_for_nn",
+          .Cases({"tf_half_pixel_for_nearest", "tf_half_pixel_for_nn"},
                  CoordinateTransform::TfHalfPixelForNearest)
           .Default(std::nullopt);
   if (!transform)
@@ -412,8 +406,8 @@ LogicalResult convertResize(NodeContext &ctx) {
     for (size_t d = 0; d < rank; ++d)
       sizes.push_back(static_cast<int64_t>(std::floor(shape[d] * scales[d])));
   }
-  return setOrFail(ctx, ctx.create<ResizeOp>(ctx.input(0), sizes, scales, *mode,
-                                             *transform, *nearest));
+  return ctx.setResult(ctx.create<ResizeOp>(ctx.input(0), sizes, scales, *mode,
+                                            *transform, *nearest));
 }
 
 } // namespace

@@ -19,12 +19,12 @@ using Result = FailureOr<Value>;
 
 template <typename OpTy> LogicalResult convertUnary(NodeContext &ctx) {
   Result result = ctx.create<OpTy>(ctx.input(0));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 template <typename OpTy> LogicalResult convertBinary(NodeContext &ctx) {
   Result result = ctx.create<OpTy>(ctx.input(0), ctx.input(1));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// Sum/Max/Min/Mean of any number of inputs, folded left.
@@ -43,7 +43,7 @@ template <typename OpTy> Result foldInputs(NodeContext &ctx) {
 
 template <typename OpTy> LogicalResult convertVariadic(NodeContext &ctx) {
   Result result = foldInputs<OpTy>(ctx);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertMean(NodeContext &ctx) {
@@ -52,14 +52,14 @@ LogicalResult convertMean(NodeContext &ctx) {
     return failure();
   Value count = ctx.scalar(ctx.inputElementType(0), ctx.numInputs());
   Result mean = ctx.create<DivOp>(*sum, count);
-  return failed(mean) ? failure() : ctx.setResult(*mean);
+  return ctx.setResult(mean);
 }
 
 ConvertFn compare(CompareDirection direction) {
   return [direction](NodeContext &ctx) -> LogicalResult {
     Result result =
         ctx.create<CompareOp>(direction, ctx.input(0), ctx.input(1));
-    return failed(result) ? failure() : ctx.setResult(*result);
+    return ctx.setResult(result);
   };
 }
 
@@ -73,13 +73,13 @@ LogicalResult convertPow(NodeContext &ctx) {
     exponent = *cast;
   }
   Result result = ctx.create<PowOp>(ctx.input(0), exponent);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertWhere(NodeContext &ctx) {
   Result result =
       ctx.create<SelectOp>(ctx.input(0), ctx.input(1), ctx.input(2));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertCast(NodeContext &ctx) {
@@ -90,12 +90,12 @@ LogicalResult convertCast(NodeContext &ctx) {
   if (failed(type))
     return failure();
   Result result = ctx.create<CastOp>(ctx.input(0), *type);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertCastLike(NodeContext &ctx) {
   Result result = ctx.create<CastOp>(ctx.input(0), ctx.inputElementType(1));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertIdentity(NodeContext &ctx) {
@@ -114,7 +114,7 @@ LogicalResult convertDropout(NodeContext &ctx) {
 LogicalResult convertLeakyRelu(NodeContext &ctx) {
   Result result = ctx.create<LeakyReluOp>(
       ctx.input(0), ctx.b().getF64FloatAttr(ctx.floatAttr("alpha", 0.01f)));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// clamp(x) with f64 bounds (infinite where a side is open).
@@ -131,7 +131,7 @@ LogicalResult convertClip(NodeContext &ctx) {
   if (ctx.opset() < 11) {
     Result result =
         clamp(ctx, x, ctx.floatAttr("min", -inf), ctx.floatAttr("max", inf));
-    return failed(result) ? failure() : ctx.setResult(*result);
+    return ctx.setResult(result);
   }
   double bounds[2] = {-inf, inf};
   bool constantBounds = true;
@@ -150,7 +150,7 @@ LogicalResult convertClip(NodeContext &ctx) {
   }
   if (constantBounds) {
     Result result = clamp(ctx, x, bounds[0], bounds[1]);
-    return failed(result) ? failure() : ctx.setResult(*result);
+    return ctx.setResult(result);
   }
   if (ctx.hasInput(1)) {
     Result lower = ctx.create<MaxOp>(x, ctx.input(1));
@@ -182,7 +182,7 @@ LogicalResult convertHardSigmoid(NodeContext &ctx) {
   if (failed(linear))
     return failure();
   Result result = clamp(ctx, *linear, 0.0, 1.0);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// x * hard_sigmoid(x) with alpha = 1/6, beta = 0.5.
@@ -194,7 +194,7 @@ LogicalResult convertHardSwish(NodeContext &ctx) {
   if (failed(gate))
     return failure();
   Result result = ctx.create<MulOp>(ctx.input(0), *gate);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// x < 0 ? alpha * (exp(x) - 1) : x, optionally scaled by gamma (Selu).
@@ -219,14 +219,14 @@ Result expLinear(NodeContext &ctx, double alpha, double gamma) {
 
 LogicalResult convertElu(NodeContext &ctx) {
   Result result = expLinear(ctx, ctx.floatAttr("alpha", 1.0f), 1.0);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertSelu(NodeContext &ctx) {
   Result result =
       expLinear(ctx, ctx.floatAttr("alpha", 1.67326319217681884765625f),
                 ctx.floatAttr("gamma", 1.05070102214813232421875f));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// log(exp(x) + 1).
@@ -239,7 +239,7 @@ LogicalResult convertSoftplus(NodeContext &ctx) {
   if (failed(shifted))
     return failure();
   Result result = ctx.create<LogOp>(*shifted);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// x < 0 ? slope * x : x, slope broadcast to x.
@@ -251,7 +251,7 @@ LogicalResult convertPRelu(NodeContext &ctx) {
   if (failed(scaled) || failed(isNegative))
     return failure();
   Result result = ctx.create<SelectOp>(*isNegative, *scaled, x);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// x / (1 + |x|).
@@ -264,7 +264,7 @@ LogicalResult convertSoftsign(NodeContext &ctx) {
   if (failed(denominator))
     return failure();
   Result result = ctx.create<DivOp>(ctx.input(0), *denominator);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 /// x > alpha ? x : 0.
@@ -277,7 +277,7 @@ LogicalResult convertThresholdedRelu(NodeContext &ctx) {
     return failure();
   Result result =
       ctx.create<SelectOp>(*above, ctx.input(0), ctx.scalar(type, 0.0));
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 LogicalResult convertGelu(NodeContext &ctx) {
@@ -287,7 +287,7 @@ LogicalResult convertGelu(NodeContext &ctx) {
   Result result = ctx.create<GeluOp>(
       ctx.input(0), approximate == "tanh" ? GeluApproximation::Tanh
                                           : GeluApproximation::None);
-  return failed(result) ? failure() : ctx.setResult(*result);
+  return ctx.setResult(result);
 }
 
 } // namespace

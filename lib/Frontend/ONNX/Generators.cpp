@@ -15,10 +15,6 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-LogicalResult setOrFail(NodeContext &ctx, Result result) {
-  return failed(result) ? failure() : ctx.setResult(*result);
-}
-
 LogicalResult setConstant(NodeContext &ctx, ElementsAttr value) {
   return ctx.setResult(ConstantOp::create(ctx.b(), ctx.loc(), value));
 }
@@ -151,7 +147,7 @@ LogicalResult convertTrilu(NodeContext &ctx) {
       DenseElementsAttr::get(
           RankedTensorType::get({rows, cols}, ctx.b().getI1Type()), mask));
   Value zero = ctx.scalar(ctx.inputElementType(0), 0.0);
-  return setOrFail(ctx, ctx.create<SelectOp>(maskValue, ctx.input(0), zero));
+  return ctx.setResult(ctx.create<SelectOp>(maskValue, ctx.input(0), zero));
 }
 
 /// CumSum along `axis` as x' @ T with T[i][j] = 1 where i contributes to j,
@@ -206,7 +202,7 @@ LogicalResult convertCumSum(NodeContext &ctx) {
   SmallVector<int64_t> inverse(rank);
   for (int64_t i = 0; i < rank; ++i)
     inverse[perm[i]] = i;
-  return setOrFail(ctx, ctx.create<TransposeOp>(*unflattened, inverse));
+  return ctx.setResult(ctx.create<TransposeOp>(*unflattened, inverse));
 }
 
 } // namespace

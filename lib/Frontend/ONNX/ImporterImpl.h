@@ -142,6 +142,10 @@ public:
   mlir::LogicalResult setResult(mlir::Value value) {
     return setResults(llvm::ArrayRef<mlir::Value>(value));
   }
+  /// Records a single output that may have failed to build.
+  mlir::LogicalResult setResult(mlir::FailureOr<mlir::Value> value) {
+    return mlir::failed(value) ? mlir::failure() : setResult(*value);
+  }
   llvm::ArrayRef<mlir::Value> results() const { return outputs; }
 
   /// Builds a kiln op whose result types are inferred, and folds it right

@@ -26,15 +26,19 @@ using namespace mlir;
 
 namespace kiln::frontend {
 
-LogicalResult parseModelBytes(llvm::StringRef bytes, onnx::ModelProto &model,
-                              Location loc) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    return emitError(loc) << "the model is " << bytes.size()
-                          << " bytes, more than protobuf can parse in one "
-                             "message (2 GiB); save it with its weights as "
-                             "external data";
-  google::protobuf::io::ArrayInputStream stream(bytes.data(),
-                                                static_cast<int>(bytes.size()));
+/// Refuses a model too large for one protobuf message.
+static LogicalResult checkModelSize(uint64_t size, Location loc) {
+  if (size <= static_cast<uint64_t>(INT_MAX))
+    return success();
+  return emitError(loc) << "the model is " << size
+                        << " bytes, more than protobuf can parse in one "
+                           "message (2 GiB); save it with its weights as "
+                           "external data";
+}
+
+static LogicalResult
+parseModelStream(google::protobuf::io::ZeroCopyInputStream &stream,
+                 onnx::ModelProto &model, Location loc) {
   google::protobuf::io::CodedInputStream coded(&stream);
   coded.SetTotalBytesLimit(INT_MAX);
   if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
@@ -43,6 +47,15 @@ LogicalResult parseModelBytes(llvm::StringRef bytes, onnx::ModelProto &model,
   if (!model.has_graph())
     return emitError(loc) << "the ONNX model has no graph";
   return success();
+}
+
+LogicalResult parseModelBytes(llvm::StringRef bytes, onnx::ModelProto &model,
+                              Location loc) {
+  if (failed(checkModelSize(bytes.size(), loc)))
+    return failure();
+  google::protobuf::io::ArrayInputStream stream(bytes.data(),
+                                                static_cast<int>(bytes.size()));
+  return parseModelStream(stream, model, loc);
 }
 
 static LogicalResult parseModelText(llvm::StringRef text,
@@ -64,8 +77,9 @@ static LogicalResult parseModelText(llvm::StringRef text,
 
 /// Parses a binary model through a small read buffer, so a large file is
 /// never resident twice (file pages and parsed weights).
-static LogicalResult parseModelStream(llvm::StringRef path,
-                                      onnx::ModelProto &model, Location loc) {
+static LogicalResult parseModelFileStream(llvm::StringRef path,
+                                          onnx::ModelProto &model,
+                                          Location loc) {
   uint64_t size = 0;
   if (std::error_code error = llvm::sys::fs::file_size(path, size))
     return emitError(loc) << "cannot open model file '" << path
@@ -73,32 +87,22 @@ static LogicalResult parseModelStream(llvm::StringRef path,
   if (!llvm::sys::fs::is_regular_file(path))
     return emitError(loc) << "cannot open model file '" << path
                           << "': not a regular file";
-  if (size > static_cast<uint64_t>(INT_MAX))
-    return emitError(loc) << "the model is " << size
-                          << " bytes, more than protobuf can parse in one "
-                             "message (2 GiB); save it with its weights as "
-                             "external data";
+  if (failed(checkModelSize(size, loc)))
+    return failure();
   int fd = ::open(path.str().c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return emitError(loc) << "cannot open model file '" << path
                           << "': " << std::strerror(errno);
   google::protobuf::io::FileInputStream stream(fd);
   stream.SetCloseOnDelete(true);
-  google::protobuf::io::CodedInputStream coded(&stream);
-  coded.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
-    return emitError(loc) << "not a valid ONNX model: the protobuf data is "
-                             "malformed or truncated";
-  if (!model.has_graph())
-    return emitError(loc) << "the ONNX model has no graph";
-  return success();
+  return parseModelStream(stream, model, loc);
 }
 
 LogicalResult parseModelFile(llvm::StringRef path, onnx::ModelProto &model,
                              Location loc) {
   llvm::StringRef extension = llvm::sys::path::extension(path);
   if (extension != ".onnxtext" && extension != ".txt")
-    return parseModelStream(path, model, loc);
+    return parseModelFileStream(path, model, loc);
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path, /*IsText=*/true,
                                   /*RequiresNullTerminator=*/true);

@@ -19,10 +19,6 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-LogicalResult setOrFail(NodeContext &ctx, Result result) {
-  return failed(result) ? failure() : ctx.setResult(*result);
-}
-
 /// A per-channel [C] vector reshaped to [C, 1, ..., 1] for an input of
 /// `rank` dims in [N, C, D...] layout.
 Result channelVector(NodeContext &ctx, Value vector, int64_t rank) {
@@ -71,7 +67,7 @@ LogicalResult convertBatchNormalization(NodeContext &ctx) {
   Result scaled = ctx.create<MulOp>(ctx.input(0), *scale4);
   if (failed(scaled))
     return failure();
-  return setOrFail(ctx, ctx.create<AddOp>(*scaled, *shift4));
+  return ctx.setResult(ctx.create<AddOp>(*scaled, *shift4));
 }
 
 /// Mean and 1/stddev over `axes` (kept as size-1 dims), and the normalized
@@ -145,7 +141,7 @@ LogicalResult convertInstanceNormalization(NodeContext &ctx) {
   Result bias = channelVector(ctx, ctx.input(2), rank);
   if (failed(scale) || failed(bias))
     return failure();
-  return setOrFail(ctx, scaleAndShift(ctx, n->output, *scale, *bias));
+  return ctx.setResult(scaleAndShift(ctx, n->output, *scale, *bias));
 }
 
 /// Softmax/LogSoftmax: one axis from opset 13; before, the input is viewed
@@ -158,7 +154,7 @@ template <typename OpTy> LogicalResult convertSoftmax(NodeContext &ctx) {
   if (failed(axis))
     return failure();
   if (singleAxis)
-    return setOrFail(ctx, ctx.create<OpTy>(ctx.input(0), *axis));
+    return ctx.setResult(ctx.create<OpTy>(ctx.input(0), *axis));
   ArrayRef<int64_t> shape = ctx.inputType(0).getShape();
   auto product = [](ArrayRef<int64_t> dims) {
     return std::accumulate(dims.begin(), dims.end(), int64_t(1),
@@ -171,7 +167,7 @@ template <typename OpTy> LogicalResult convertSoftmax(NodeContext &ctx) {
   Result normalized = ctx.create<OpTy>(*rows, 1);
   if (failed(normalized))
     return failure();
-  return setOrFail(ctx, ctx.reshape(*normalized, shape));
+  return ctx.setResult(ctx.reshape(*normalized, shape));
 }
 
 } // namespace

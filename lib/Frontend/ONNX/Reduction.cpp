@@ -15,10 +15,6 @@ namespace {
 
 using Result = FailureOr<Value>;
 
-LogicalResult setOrFail(NodeContext &ctx, Result result) {
-  return failed(result) ? failure() : ctx.setResult(*result);
-}
-
 /// The axes a Reduce* node reduces: empty means all of them unless
 /// noop_with_empty_axes, which makes the node the identity (nullopt).
 FailureOr<std::optional<SmallVector<int64_t>>>
@@ -118,14 +114,13 @@ LogicalResult convertReduceLogSumExp(NodeContext &ctx) {
                          cast<RankedTensorType>(log->getType()).getShape()));
   if (failed(maxReduced))
     return failure();
-  return setOrFail(ctx, ctx.create<AddOp>(*log, *maxReduced));
+  return ctx.setResult(ctx.create<AddOp>(*log, *maxReduced));
 }
 
 template <typename OpTy> LogicalResult convertArgReduce(NodeContext &ctx) {
-  return setOrFail(ctx,
-                   ctx.create<OpTy>(ctx.input(0), ctx.intAttr("axis", 0),
-                                    ctx.intAttr("keepdims", 1) != 0,
-                                    ctx.intAttr("select_last_index", 0) != 0));
+  return ctx.setResult(ctx.create<OpTy>(
+      ctx.input(0), ctx.intAttr("axis", 0), ctx.intAttr("keepdims", 1) != 0,
+      ctx.intAttr("select_last_index", 0) != 0));
 }
 
 template <typename OpTy> LogicalResult convertGlobalPool(NodeContext &ctx) {
@@ -135,7 +130,7 @@ template <typename OpTy> LogicalResult convertGlobalPool(NodeContext &ctx) {
   SmallVector<int64_t> axes;
   for (int64_t i = 2; i < rank; ++i)
     axes.push_back(i);
-  return setOrFail(ctx, ctx.create<OpTy>(ctx.input(0), axes, true));
+  return ctx.setResult(ctx.create<OpTy>(ctx.input(0), axes, true));
 }
 
 /// Kernel, strides, dilations and explicit pads of a pooling node.
@@ -176,17 +171,17 @@ LogicalResult convertMaxPool(NodeContext &ctx) {
   FailureOr<PoolWindow> w = poolWindow(ctx);
   if (failed(w))
     return failure();
-  return setOrFail(ctx, ctx.create<MaxPoolOp>(
-                            ctx.input(0), w->kernel, w->strides, w->dilations,
-                            w->pads, ctx.intAttr("ceil_mode", 0) != 0));
+  return ctx.setResult(ctx.create<MaxPoolOp>(ctx.input(0), w->kernel,
+                                             w->strides, w->dilations, w->pads,
+                                             ctx.intAttr("ceil_mode", 0) != 0));
 }
 
 LogicalResult convertAveragePool(NodeContext &ctx) {
   FailureOr<PoolWindow> w = poolWindow(ctx);
   if (failed(w))
     return failure();
-  return setOrFail(ctx, ctx.create<AvgPoolOp>(
-                            ctx.input(0), w->kernel, w->strides, w->dilations,
+  return ctx.setResult(
+      ctx.create<AvgPoolOp>(ctx.input(0), w->kernel, w->strides, w->dilations,
                             w->pads, ctx.intAttr("ceil_mode", 0) != 0,
                             ctx.intAttr("count_include_pad", 0) != 0));
 }
