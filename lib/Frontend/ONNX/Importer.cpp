@@ -214,6 +214,13 @@ FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+FailureOr<SmallVector<int64_t>> spatialAxes(NodeContext &ctx) {
+  int64_t rank = ctx.inputRank(0);
+  if (rank < 3)
+    return ctx.emitError() << "needs an [N, C, D...] input";
+  return llvm::to_vector(llvm::seq<int64_t>(2, rank));
+}
+
 FailureOr<SmallVector<int64_t>>
 resolveWindowPads(NodeContext &ctx, ArrayRef<int64_t> spatialInput,
                   ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,

@@ -240,6 +240,10 @@ void registerGeneratorConverters(ConverterRegistry &registry);
 mlir::FailureOr<int64_t> normalizeAxis(NodeContext &ctx, int64_t axis,
                                        int64_t rank);
 
+/// The spatial dims [2, rank) of an [N, C, D...] input 0, or an error when
+/// it has none.
+mlir::FailureOr<llvm::SmallVector<int64_t>> spatialAxes(NodeContext &ctx);
+
 /// Explicit leading-then-trailing pads of a conv/pool window, resolving
 /// auto_pad (SAME_UPPER, SAME_LOWER, VALID) against the input shape.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

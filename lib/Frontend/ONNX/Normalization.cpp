@@ -128,13 +128,11 @@ LogicalResult convertLayerNormalization(NodeContext &ctx) {
 
 LogicalResult convertInstanceNormalization(NodeContext &ctx) {
   int64_t rank = ctx.inputRank(0);
-  if (rank < 3)
-    return ctx.emitError() << "needs an [N, C, D...] input";
-  SmallVector<int64_t> axes;
-  for (int64_t i = 2; i < rank; ++i)
-    axes.push_back(i);
+  FailureOr<SmallVector<int64_t>> axes = spatialAxes(ctx);
+  if (failed(axes))
+    return failure();
   FailureOr<Normalized> n =
-      normalize(ctx, ctx.input(0), axes, ctx.floatAttr("epsilon", 1e-5f));
+      normalize(ctx, ctx.input(0), *axes, ctx.floatAttr("epsilon", 1e-5f));
   if (failed(n))
     return failure();
   Result scale = channelVector(ctx, ctx.input(1), rank);

@@ -124,13 +124,10 @@ template <typename OpTy> LogicalResult convertArgReduce(NodeContext &ctx) {
 }
 
 template <typename OpTy> LogicalResult convertGlobalPool(NodeContext &ctx) {
-  int64_t rank = ctx.inputRank(0);
-  if (rank < 3)
-    return ctx.emitError() << "needs an [N, C, D...] input";
-  SmallVector<int64_t> axes;
-  for (int64_t i = 2; i < rank; ++i)
-    axes.push_back(i);
-  return ctx.setResult(ctx.create<OpTy>(ctx.input(0), axes, true));
+  FailureOr<SmallVector<int64_t>> axes = spatialAxes(ctx);
+  if (failed(axes))
+    return failure();
+  return ctx.setResult(ctx.create<OpTy>(ctx.input(0), *axes, true));
 }
 
 /// Kernel, strides, dilations and explicit pads of a pooling node.
