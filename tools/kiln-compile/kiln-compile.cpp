@@ -134,8 +134,9 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
   DefaultTimingManager timing;
-  timing.setEnabled(verbose);
   applyDefaultTimingManagerCLOptions(timing);
+  if (verbose)
+    timing.setEnabled(true);
   TimingScope root = timing.getRootScope();
 
   OwningOpRef<ModuleOp> module;

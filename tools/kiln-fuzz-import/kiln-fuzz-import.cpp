@@ -19,7 +19,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::ScopedDiagnosticHandler silence(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   kiln::frontend::ImportOptions options;
-  // Any dynamic dim becomes 1 so more models reach the converters.
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       kiln::frontend::importModelBytes(context, bytes, "", options);

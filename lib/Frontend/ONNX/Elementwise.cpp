@@ -102,8 +102,22 @@ LogicalResult convertIdentity(NodeContext &ctx) {
   return ctx.setResult(ctx.input(0));
 }
 
-/// Inference-mode dropout: the identity, and an all-true mask.
+/// Inference-mode dropout: the identity, and an all-true mask. Training mode
+/// (opset 12's training_mode input) drops random elements, which kiln does
+/// not do: it is refused unless the ratio is 0.
 LogicalResult convertDropout(NodeContext &ctx) {
+  if (ctx.hasInput(2)) {
+    FailureOr<double> training = ctx.constantScalar(2, "training_mode");
+    if (failed(training))
+      return failure();
+    FailureOr<double> ratio =
+        ctx.hasInput(1) ? ctx.constantScalar(1, "ratio") : 0.5;
+    if (failed(ratio))
+      return failure();
+    if (*training != 0 && *ratio != 0)
+      return ctx.emitError() << "training mode with a non-zero ratio is not "
+                                "supported (inference only)";
+  }
   auto maskType = ctx.inputType(0).clone(ctx.b().getI1Type());
   Value mask = ConstantOp::create(
       ctx.b(), ctx.loc(),

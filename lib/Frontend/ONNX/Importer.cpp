@@ -373,7 +373,10 @@ private:
         ok = false;
       }
     for (const auto &pinned : options.inputShapes)
-      if (!llvm::is_contained(inputNames, pinned.getKey())) {
+      if (!llvm::any_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
+            return input.name() == pinned.getKey() &&
+                   !initializerNames.contains(input.name());
+          })) {
         emitError(fileLoc) << "--input-shape names '" << pinned.getKey()
                            << "', which is not an input of the model";
         ok = false;

@@ -28,7 +28,7 @@ COMPILE_TIME_INPUTS = {
     "ReduceMin": {1}, "ReduceProd": {1}, "ReduceL1": {1}, "ReduceL2": {1},
     "ReduceLogSum": {1}, "ReduceLogSumExp": {1}, "ReduceSumSquare": {1},
     "Range": {0, 1, 2}, "ConstantOfShape": {0}, "CumSum": {1}, "Trilu": {1},
-    "Clip": {1, 2}, "TopK": {1}, "OneHot": {1},
+    "Clip": {1, 2}, "TopK": {1}, "OneHot": {1}, "Dropout": {1, 2},
 }
 
 
