@@ -11,8 +11,9 @@ APT_PACKAGES=(
   libzstd-dev zlib1g-dev
   python3 python3-pip
 )
-# Python wheels used by tests and benchmarks, as "import-name:pip-spec".
-PY_PACKAGES=(onnx:onnx onnxruntime:onnxruntime numpy:numpy)
+# Python wheels used by tests and benchmarks (pip specs). onnx is pinned:
+# the node-test sweeps keep expected-to-import lists for its test set.
+PY_PACKAGES=(onnx==1.23.2 onnxruntime==1.32.0 numpy)
 
 missing=()
 for pkg in "${APT_PACKAGES[@]}"; do
@@ -38,14 +39,22 @@ if ((${#missing[@]})); then
     --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-pip_missing=()
-for entry in "${PY_PACKAGES[@]}"; do
-  module=${entry%%:*}
-  python3 -c "import $module" 2>/dev/null || pip_missing+=("${entry#*:}")
-done
-if ((${#pip_missing[@]})); then
-  echo "install-deps: pip install ${pip_missing[*]}"
-  python3 -m pip install -q "${pip_missing[@]}" ||
-    python3 -m pip install -q --break-system-packages "${pip_missing[@]}"
+# The specs whose package is missing or at another version than pinned.
+pip_missing=$(python3 - "${PY_PACKAGES[@]}" <<'PY'
+import importlib.metadata, sys
+for spec in sys.argv[1:]:
+    name, _, version = spec.partition("==")
+    try:
+        installed = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        installed = None
+    if installed is None or (version and installed != version):
+        print(spec)
+PY
+)
+if [[ -n "$pip_missing" ]]; then
+  echo "install-deps: pip install" $pip_missing
+  python3 -m pip install -q $pip_missing ||
+    python3 -m pip install -q --break-system-packages $pip_missing
 fi
 echo "install-deps: all dependencies present"

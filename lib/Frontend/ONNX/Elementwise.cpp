@@ -131,9 +131,10 @@ LogicalResult convertLeakyRelu(NodeContext &ctx) {
   return ctx.setResult(result);
 }
 
-/// clamp(x) with f64 bounds (infinite where a side is open).
+/// clamp(x) with f64 bounds (infinite where a side is open). Like
+/// numpy.clip, min > max makes every element max.
 Result clamp(NodeContext &ctx, Value x, double lo, double hi) {
-  return ctx.create<ClampOp>(x, ctx.b().getF64FloatAttr(lo),
+  return ctx.create<ClampOp>(x, ctx.b().getF64FloatAttr(std::min(lo, hi)),
                              ctx.b().getF64FloatAttr(hi));
 }
 
