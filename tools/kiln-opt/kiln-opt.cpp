@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -29,6 +30,7 @@ int main(int argc, char **argv) {
                   mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
                   mlir::vector::VectorDialect>();
   kiln::registerKilnPasses();
+  kiln::registerKilnConversionPasses();
   // Generic upstream passes the kiln pipelines use: canonicalize, cse, ...
   mlir::registerTransformsPasses();
   return mlir::asMainReturnCode(

@@ -1,0 +1,26 @@
+//===- Passes.td - kiln conversion passes ------------------*- tablegen -*-===//
+
+#ifndef KILN_CONVERSION_PASSES_TD
+#define KILN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
+  let summary = "Lower kiln ops to linalg, tensor, arith and math on tensors";
+  let description = [{
+    Elementwise ops (with numpy broadcasting folded into the indexing maps),
+    matmul, reductions and the softmax family become `linalg.generic` /
+    named linalg ops; data movement becomes linalg and tensor ops; constants
+    become `arith.constant`. Element types become signless (`ui8` -> `i8`);
+    each op's computation picks signed or unsigned arithmetic from the kiln
+    type, and function signatures are converted the same way. An op without
+    a lowering is reported, all at once, and the pass fails.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // KILN_CONVERSION_PASSES_TD

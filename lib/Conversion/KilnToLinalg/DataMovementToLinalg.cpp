@@ -1,0 +1,208 @@
+//===- DataMovementToLinalg.cpp - kiln layout ops to linalg and tensor ----===//
+//
+// Constants become arith.constant (weights stay dense_resource blobs),
+// reshape becomes tensor.reshape, transpose linalg.transpose, expand a
+// broadcasting copy, concat and split tensor.insert_slice /
+// tensor.extract_slice, and slice an extract_slice (positive steps) or a
+// generic reading start + i * step (negative steps).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+struct ConstantToArith : public OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    TypedAttr value;
+    if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue()))
+      value = dense.getType() == type ? dense
+                                      : dense.bitcast(type.getElementType());
+    else if (auto blob = dyn_cast<DenseResourceElementsAttr>(op.getValue()))
+      value = DenseResourceElementsAttr::get(type, blob.getRawHandle());
+    else
+      return rewriter.notifyMatchFailure(op, "unsupported constant attribute");
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, value);
+    return success();
+  }
+};
+
+struct ReshapeToTensor : public OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs a static result shape");
+    auto shapeType = RankedTensorType::get({type.getRank()},
+                                           rewriter.getI64Type());
+    Value shape = arith::ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseIntElementsAttr::get(shapeType, type.getShape()));
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type,
+                                                   adaptor.getInput(), shape);
+    return success();
+  }
+};
+
+struct TransposeToLinalg : public OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Value init = detail::emptyTensor(rewriter, op.getLoc(), type);
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(
+        op, adaptor.getInput(), init, op.getPerm());
+    return success();
+  }
+};
+
+struct ExpandToGeneric : public OpConversionPattern<ExpandOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOp(
+        op, detail::elementwiseGeneric(
+                rewriter, op.getLoc(), adaptor.getInput(), type,
+                [](OpBuilder &, Location, ValueRange args) { return args[0]; }));
+    return success();
+  }
+};
+
+/// Static offsets/sizes/strides of a slice of `type` along `axis`.
+struct SliceAlongAxis {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  SliceAlongAxis(OpBuilder &b, RankedTensorType pieceType, int64_t axis,
+                 int64_t offset) {
+    for (int64_t d = 0; d < pieceType.getRank(); ++d) {
+      offsets.push_back(b.getIndexAttr(d == axis ? offset : 0));
+      sizes.push_back(b.getIndexAttr(pieceType.getDimSize(d)));
+      strides.push_back(b.getIndexAttr(1));
+    }
+  }
+};
+
+struct ConcatToInsertSlices : public OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += type.getRank();
+    Value result = detail::emptyTensor(rewriter, op.getLoc(), type);
+    int64_t offset = 0;
+    for (Value input : adaptor.getInputs()) {
+      auto pieceType = cast<RankedTensorType>(input.getType());
+      SliceAlongAxis slice(rewriter, pieceType, axis, offset);
+      result = tensor::InsertSliceOp::create(rewriter, op.getLoc(), input,
+                                             result, slice.offsets, slice.sizes,
+                                             slice.strides);
+      offset += pieceType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SplitToExtractSlices : public OpConversionPattern<SplitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SplitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += cast<RankedTensorType>(op.getInput().getType()).getRank();
+    SmallVector<Value> pieces;
+    int64_t offset = 0;
+    for (Value output : op.getOutputs()) {
+      auto pieceType = cast<RankedTensorType>(
+          getTypeConverter()->convertType(output.getType()));
+      SliceAlongAxis slice(rewriter, pieceType, axis, offset);
+      pieces.push_back(tensor::ExtractSliceOp::create(
+          rewriter, op.getLoc(), pieceType, adaptor.getInput(), slice.offsets,
+          slice.sizes, slice.strides));
+      offset += pieceType.getDimSize(axis);
+    }
+    rewriter.replaceOp(op, pieces);
+    return success();
+  }
+};
+
+struct SliceToTensor : public OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
+    if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, type, adaptor.getInput(), ValueRange(), ValueRange(),
+          ValueRange(), starts, type.getShape(), steps);
+      return success();
+    }
+    // Negative steps: output index i reads input index start + i * step.
+    MLIRContext *context = getContext();
+    SmallVector<AffineExpr> exprs;
+    for (auto [d, start, step] : llvm::enumerate(starts, steps))
+      exprs.push_back(getAffineConstantExpr(start, context) +
+                      getAffineDimExpr(d, context) * step);
+    int64_t rank = type.getRank();
+    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, context),
+                                   rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), type, adaptor.getInput(),
+        detail::emptyTensor(rewriter, op.getLoc(), type), maps, iterators,
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateDataMovementToLinalgPatterns(TypeConverter &converter,
+                                          RewritePatternSet &patterns) {
+  patterns.add<ConstantToArith, ReshapeToTensor, TransposeToLinalg,
+               ExpandToGeneric, ConcatToInsertSlices, SplitToExtractSlices,
+               SliceToTensor>(converter, patterns.getContext());
+}
+
+} // namespace kiln

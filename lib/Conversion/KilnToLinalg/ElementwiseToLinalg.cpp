@@ -1,0 +1,275 @@
+//===- ElementwiseToLinalg.cpp - kiln elementwise ops to linalg.generic ---===//
+//
+// Every op with the kiln Elementwise trait becomes one parallel
+// linalg.generic whose indexing maps express the numpy broadcast; the body
+// is the op's scalar computation, signed or unsigned as the kiln type says.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using detail::scalarConstant;
+
+/// Scalar arithmetic for one element type, picking float, signed or unsigned
+/// integer ops.
+class ScalarEmitter {
+public:
+  ScalarEmitter(OpBuilder &b, Location loc, Type kilnElementType)
+      : b(b), loc(loc), isFloat(isa<FloatType>(kilnElementType)),
+        isUnsigned(kilnElementType.isUnsignedInteger()) {}
+
+  Value constant(Value like, double v) {
+    return scalarConstant(b, loc, like.getType(), v);
+  }
+  Value add(Value x, Value y) {
+    return isFloat ? arith::AddFOp::create(b, loc, x, y).getResult()
+                   : arith::AddIOp::create(b, loc, x, y).getResult();
+  }
+  Value sub(Value x, Value y) {
+    return isFloat ? arith::SubFOp::create(b, loc, x, y).getResult()
+                   : arith::SubIOp::create(b, loc, x, y).getResult();
+  }
+  Value mul(Value x, Value y) {
+    return isFloat ? arith::MulFOp::create(b, loc, x, y).getResult()
+                   : arith::MulIOp::create(b, loc, x, y).getResult();
+  }
+  Value div(Value x, Value y) {
+    if (isFloat)
+      return arith::DivFOp::create(b, loc, x, y);
+    return isUnsigned ? arith::DivUIOp::create(b, loc, x, y).getResult()
+                      : arith::DivSIOp::create(b, loc, x, y).getResult();
+  }
+  Value max(Value x, Value y) {
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return isUnsigned ? arith::MaxUIOp::create(b, loc, x, y).getResult()
+                      : arith::MaxSIOp::create(b, loc, x, y).getResult();
+  }
+  Value min(Value x, Value y) {
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, x, y);
+    return isUnsigned ? arith::MinUIOp::create(b, loc, x, y).getResult()
+                      : arith::MinSIOp::create(b, loc, x, y).getResult();
+  }
+  Value compare(CompareDirection direction, Value x, Value y) {
+    if (isFloat) {
+      static constexpr arith::CmpFPredicate predicates[] = {
+          arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE,
+          arith::CmpFPredicate::OLT, arith::CmpFPredicate::OLE,
+          arith::CmpFPredicate::OGT, arith::CmpFPredicate::OGE};
+      return arith::CmpFOp::create(
+          b, loc, predicates[static_cast<int>(direction)], x, y);
+    }
+    static constexpr arith::CmpIPredicate signedPredicates[] = {
+        arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
+        arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
+        arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge};
+    static constexpr arith::CmpIPredicate unsignedPredicates[] = {
+        arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
+        arith::CmpIPredicate::ult, arith::CmpIPredicate::ule,
+        arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge};
+    auto predicate = (isUnsigned ? unsignedPredicates
+                                 : signedPredicates)[static_cast<int>(
+        direction)];
+    return arith::CmpIOp::create(b, loc, predicate, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  /// -1, 0 or 1.
+  Value sign(Value x) {
+    Value zero = constant(x, 0);
+    Value positive = compare(CompareDirection::GT, x, zero);
+    Value negative = compare(CompareDirection::LT, x, zero);
+    return select(positive, constant(x, 1),
+                  select(negative, constant(x, -1), zero));
+  }
+  /// Element type conversion with ONNX Cast semantics.
+  Value cast(Value x, Type to, bool toUnsigned) {
+    Type from = x.getType();
+    if (from == to)
+      return x;
+    if (to.isInteger(1)) // x != 0
+      return compare(CompareDirection::NE, x, constant(x, 0));
+    auto fromFloat = dyn_cast<FloatType>(from);
+    auto toFloat = dyn_cast<FloatType>(to);
+    if (fromFloat && toFloat)
+      return fromFloat.getWidth() < toFloat.getWidth()
+                 ? arith::ExtFOp::create(b, loc, to, x).getResult()
+                 : arith::TruncFOp::create(b, loc, to, x).getResult();
+    if (toFloat)
+      return isUnsigned || from.isInteger(1)
+                 ? arith::UIToFPOp::create(b, loc, to, x).getResult()
+                 : arith::SIToFPOp::create(b, loc, to, x).getResult();
+    if (fromFloat)
+      return toUnsigned ? arith::FPToUIOp::create(b, loc, to, x).getResult()
+                        : arith::FPToSIOp::create(b, loc, to, x).getResult();
+    unsigned fromWidth = from.getIntOrFloatBitWidth();
+    unsigned toWidth = to.getIntOrFloatBitWidth();
+    if (fromWidth > toWidth)
+      return arith::TruncIOp::create(b, loc, to, x);
+    return isUnsigned || from.isInteger(1)
+               ? arith::ExtUIOp::create(b, loc, to, x).getResult()
+               : arith::ExtSIOp::create(b, loc, to, x).getResult();
+  }
+
+  OpBuilder &b;
+  Location loc;
+  bool isFloat, isUnsigned;
+};
+
+/// 0.5 * x * (1 + erf(x / sqrt(2))) or its tanh approximation.
+Value gelu(ScalarEmitter &e, Value x, GeluApproximation approximation) {
+  Value inner;
+  if (approximation == GeluApproximation::None) {
+    inner = math::ErfOp::create(e.b, e.loc, e.mul(x, e.constant(x, M_SQRT1_2)));
+  } else {
+    Value cube = e.mul(e.mul(x, x), x);
+    Value poly = e.add(x, e.mul(e.constant(x, 0.044715), cube));
+    inner = math::TanhOp::create(
+        e.b, e.loc, e.mul(e.constant(x, std::sqrt(2.0 / M_PI)), poly));
+  }
+  return e.mul(e.mul(e.constant(x, 0.5), x), e.add(e.constant(x, 1.0), inner));
+}
+
+/// The scalar computation of a kiln elementwise op.
+Value emitScalar(Operation *op, ScalarEmitter &e, ValueRange args,
+                 Type resultElementType) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Value x = args.empty() ? Value() : args[0];
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<AbsOp>([&](auto) -> Value {
+        if (e.isFloat)
+          return math::AbsFOp::create(b, loc, x);
+        return e.isUnsigned ? x : math::AbsIOp::create(b, loc, x).getResult();
+      })
+      .Case<NegOp>([&](auto) -> Value {
+        return e.isFloat ? arith::NegFOp::create(b, loc, x).getResult()
+                         : e.sub(e.constant(x, 0), x);
+      })
+      .Case<ExpOp>([&](auto) { return math::ExpOp::create(b, loc, x); })
+      .Case<LogOp>([&](auto) { return math::LogOp::create(b, loc, x); })
+      .Case<SqrtOp>([&](auto) { return math::SqrtOp::create(b, loc, x); })
+      .Case<RsqrtOp>([&](auto) { return math::RsqrtOp::create(b, loc, x); })
+      .Case<ReciprocalOp>([&](auto) { return e.div(e.constant(x, 1), x); })
+      .Case<TanhOp>([&](auto) { return math::TanhOp::create(b, loc, x); })
+      .Case<ErfOp>([&](auto) { return math::ErfOp::create(b, loc, x); })
+      .Case<SigmoidOp>([&](auto) {
+        Value expNeg =
+            math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+        return e.div(e.constant(x, 1), e.add(e.constant(x, 1), expNeg));
+      })
+      .Case<ReluOp>([&](auto) { return e.max(x, e.constant(x, 0)); })
+      .Case<FloorOp>([&](auto) { return math::FloorOp::create(b, loc, x); })
+      .Case<CeilOp>([&](auto) { return math::CeilOp::create(b, loc, x); })
+      .Case<RoundOp>(
+          [&](auto) { return math::RoundEvenOp::create(b, loc, x); })
+      .Case<SignOp>([&](auto) { return e.sign(x); })
+      .Case<NotOp>([&](auto) {
+        return arith::XOrIOp::create(b, loc, x, e.constant(x, 1));
+      })
+      .Case<LeakyReluOp>([&](LeakyReluOp leaky) {
+        Value scaled =
+            e.mul(x, e.constant(x, leaky.getAlpha().convertToDouble()));
+        return e.select(e.compare(CompareDirection::LT, x, e.constant(x, 0)),
+                        scaled, x);
+      })
+      .Case<ClampOp>([&](ClampOp clamp) {
+        double lo = clamp.getMin().convertToDouble();
+        double hi = clamp.getMax().convertToDouble();
+        Value result = x;
+        if (!std::isinf(lo))
+          result = e.max(result, e.constant(x, lo));
+        if (!std::isinf(hi))
+          result = e.min(result, e.constant(x, hi));
+        return result;
+      })
+      .Case<GeluOp>(
+          [&](GeluOp op) { return gelu(e, x, op.getApproximation()); })
+      .Case<CastOp>([&](CastOp cast) {
+        return e.cast(x, resultElementType, cast.getTo().isUnsignedInteger());
+      })
+      .Case<AddOp>([&](auto) { return e.add(args[0], args[1]); })
+      .Case<SubOp>([&](auto) { return e.sub(args[0], args[1]); })
+      .Case<MulOp>([&](auto) { return e.mul(args[0], args[1]); })
+      .Case<DivOp>([&](auto) { return e.div(args[0], args[1]); })
+      .Case<PowOp>([&](auto) -> Value {
+        if (e.isFloat)
+          return math::PowFOp::create(b, loc, args[0], args[1]);
+        return math::IPowIOp::create(b, loc, args[0], args[1]);
+      })
+      .Case<MaxOp>([&](auto) { return e.max(args[0], args[1]); })
+      .Case<MinOp>([&](auto) { return e.min(args[0], args[1]); })
+      .Case<AndOp>([&](auto) {
+        return arith::AndIOp::create(b, loc, args[0], args[1]);
+      })
+      .Case<OrOp>([&](auto) {
+        return arith::OrIOp::create(b, loc, args[0], args[1]);
+      })
+      .Case<XorOp>([&](auto) {
+        return arith::XOrIOp::create(b, loc, args[0], args[1]);
+      })
+      .Case<CompareOp>([&](CompareOp cmp) {
+        return e.compare(cmp.getDirection(), args[0], args[1]);
+      })
+      .Case<SelectOp>(
+          [&](auto) { return e.select(args[0], args[1], args[2]); })
+      .Default([](Operation *op) -> Value {
+        llvm::report_fatal_error("kiln op with the Elementwise trait but no "
+                                 "scalar lowering: " +
+                                 op->getName().getStringRef());
+      });
+}
+
+/// Matches every op with the kiln Elementwise trait.
+struct ElementwiseToGeneric : public ConversionPattern {
+  ElementwiseToGeneric(TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchTraitOpTypeTag(),
+                          TypeID::get<OpTrait::Elementwise>(), /*benefit=*/1,
+                          context) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = dyn_cast_or_null<RankedTensorType>(
+        getTypeConverter()->convertType(op->getResult(0).getType()));
+    if (!resultType || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs a static result type");
+    // The kiln element type that decides signedness: the last operand's
+    // (select's condition is i1; its branches carry the type).
+    Type kilnElementType = getElementTypeOrSelf(op->getOperands().back());
+    Value result = detail::elementwiseGeneric(
+        rewriter, op->getLoc(), operands, resultType,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          ScalarEmitter emitter(b, loc, kilnElementType);
+          return emitScalar(op, emitter, args, resultType.getElementType());
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateElementwiseToLinalgPatterns(TypeConverter &converter,
+                                         RewritePatternSet &patterns) {
+  patterns.add<ElementwiseToGeneric>(converter, patterns.getContext());
+}
+
+} // namespace kiln

@@ -1,0 +1,96 @@
+//===- KilnToLinalg.cpp - convert-kiln-to-linalg --------------------------===//
+
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <map>
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTKILNTOLINALG
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace kiln {
+
+KilnToLinalgTypeConverter::KilnToLinalgTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](RankedTensorType type) -> Type {
+    auto integer = dyn_cast<IntegerType>(type.getElementType());
+    if (!integer || integer.isSignless())
+      return type;
+    return type.clone(IntegerType::get(type.getContext(), integer.getWidth()));
+  });
+}
+
+namespace {
+
+/// Whether the patterns of this pass lower `op` (a kiln op).
+bool hasLinalgLowering(Operation *op) {
+  if (op->hasTrait<OpTrait::Elementwise>())
+    return true;
+  if (auto reshape = dyn_cast<ReshapeOp>(op))
+    return !reshape.getShapeTensor();
+  if (auto expand = dyn_cast<ExpandOp>(op))
+    return !expand.getShapeTensor();
+  return isa<ConstantOp, MatmulOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+             ReduceMinOp, ReduceProdOp, SoftmaxOp, LogSoftmaxOp, TransposeOp,
+             ConcatOp, SplitOp, SliceOp>(op);
+}
+
+/// Names every kiln op the pass cannot lower yet, in one error.
+LogicalResult checkLowerable(ModuleOp module) {
+  std::map<std::string, int> missing;
+  module.walk([&](Operation *op) {
+    if (isa<KilnDialect>(op->getDialect()) && !hasLinalgLowering(op))
+      ++missing[op->getName().getStringRef().str()];
+  });
+  if (missing.empty())
+    return success();
+  InFlightDiagnostic diag = module.emitError()
+                            << "no lowering to linalg yet for: ";
+  for (auto [i, entry] : llvm::enumerate(missing))
+    diag << (i ? ", " : "") << entry.first << " (" << entry.second << ")";
+  return diag;
+}
+
+struct ConvertKilnToLinalgPass
+    : public impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  void runOnOperation() override {
+    if (failed(checkLowerable(getOperation())))
+      return signalPassFailure();
+    MLIRContext *context = &getContext();
+    KilnToLinalgTypeConverter converter;
+    ConversionTarget target(*context);
+    target.addIllegalDialect<KilnDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+      return converter.isSignatureLegal(func.getFunctionType()) &&
+             converter.isLegal(&func.getBody());
+    });
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+
+    RewritePatternSet patterns(context);
+    populateElementwiseToLinalgPatterns(converter, patterns);
+    populateContractionToLinalgPatterns(converter, patterns);
+    populateReductionToLinalgPatterns(converter, patterns);
+    populateDataMovementToLinalgPatterns(converter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace kiln

@@ -1,0 +1,214 @@
+//===- ReductionToLinalg.cpp - kiln reductions and softmax to linalg ------===//
+//
+// A reduction is one linalg.generic with reduction iterators over the
+// reduced dims, accumulating into an output filled with the combiner's
+// identity; reduce_mean divides afterwards. Softmax and log-softmax are
+// max, exp-sum (and log) written out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Support/ShapeUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+enum class Combiner { Sum, Prod, Max, Min };
+
+/// The identity element of `combiner` for `type` (signed or unsigned).
+double identityOf(Combiner combiner, Type type, bool isUnsigned) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  bool isFloat = isa<FloatType>(type);
+  unsigned width = isFloat ? 0 : type.getIntOrFloatBitWidth();
+  switch (combiner) {
+  case Combiner::Sum:
+    return 0;
+  case Combiner::Prod:
+    return 1;
+  case Combiner::Max:
+    if (isFloat)
+      return -inf;
+    return isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
+  case Combiner::Min:
+    if (isFloat)
+      return inf;
+    return isUnsigned ? std::ldexp(1.0, width) - 1
+                      : std::ldexp(1.0, width - 1) - 1;
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc,
+              Value x, bool isUnsigned) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (combiner) {
+  case Combiner::Sum:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Prod:
+    return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
+                   : arith::MulIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MaxUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MinUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+/// Reduces `input` over the (normalized) `axes` into `resultType`.
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+             bool keepDims, RankedTensorType resultType, Combiner combiner,
+             bool isUnsigned) {
+  MLIRContext *context = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (!reduced)
+      outExprs.push_back(getAffineDimExpr(d, context));
+    else if (keepDims)
+      outExprs.push_back(getAffineConstantExpr(0, context));
+  }
+  SmallVector<AffineMap> maps = {
+      b.getMultiDimIdentityMap(rank),
+      AffineMap::get(rank, 0, outExprs, context)};
+  Type elementType = resultType.getElementType();
+  Value identity = detail::scalarConstant(
+      b, loc, elementType, identityOf(combiner, elementType, isUnsigned));
+  Value init = detail::filledTensor(b, loc, resultType, identity);
+  return linalg::GenericOp::create(
+             b, loc, resultType, input, init, maps, iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               linalg::YieldOp::create(
+                   nested, nestedLoc,
+                   combine(nested, nestedLoc, combiner, args[1], args[0],
+                           isUnsigned));
+             })
+      .getResult(0);
+}
+
+template <typename OpTy, Combiner combiner>
+struct ReduceToGeneric : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(
+        this->getTypeConverter()->convertType(op.getType()));
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    llvm::Expected<shape::Shape> axes =
+        shape::normalizeAxes(op.getAxes(), inputType.getRank());
+    if (!axes) {
+      llvm::consumeError(axes.takeError());
+      return rewriter.notifyMatchFailure(op, "invalid axes");
+    }
+    bool isUnsigned = inputType.getElementType().isUnsignedInteger();
+    Location loc = op.getLoc();
+    Value result = reduce(rewriter, loc, adaptor.getInput(), *axes,
+                          op.getKeepdims(), resultType, combiner, isUnsigned);
+    if constexpr (std::is_same_v<OpTy, ReduceMeanOp>) {
+      int64_t count = 1;
+      for (int64_t axis : *axes)
+        count *= inputType.getDimSize(axis);
+      Type elementType = resultType.getElementType();
+      result = detail::elementwiseGeneric(
+          rewriter, loc, result, resultType,
+          [&](OpBuilder &b, Location nestedLoc, ValueRange args) -> Value {
+            Value n = detail::scalarConstant(b, nestedLoc, elementType, count);
+            if (isa<FloatType>(elementType))
+              return arith::DivFOp::create(b, nestedLoc, args[0], n);
+            return isUnsigned
+                       ? arith::DivUIOp::create(b, nestedLoc, args[0], n)
+                             .getResult()
+                       : arith::DivSIOp::create(b, nestedLoc, args[0], n)
+                             .getResult();
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Softmax and log-softmax along one axis, max-shifted for stability:
+/// softmax = exp(x - max) / sum(exp(x - max)),
+/// log_softmax = (x - max) - log(sum(exp(x - max))).
+template <typename OpTy, bool isLog>
+struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += type.getRank();
+    SmallVector<int64_t> keptShape(type.getShape());
+    keptShape[axis] = 1;
+    auto keptType = type.clone(keptShape);
+    Value max = reduce(rewriter, loc, x, {axis}, true, keptType,
+                       Combiner::Max, false);
+    Value shifted = detail::elementwiseGeneric(
+        rewriter, loc, ValueRange{x, max}, type,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::SubFOp::create(b, l, a[0], a[1]);
+        });
+    Value exps = detail::elementwiseGeneric(
+        rewriter, loc, shifted, type,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return math::ExpOp::create(b, l, a[0]);
+        });
+    Value sum = reduce(rewriter, loc, exps, {axis}, true, keptType,
+                       Combiner::Sum, false);
+    Value result = detail::elementwiseGeneric(
+        rewriter, loc, ValueRange{isLog ? shifted : exps, sum}, type,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (isLog)
+            return arith::SubFOp::create(b, l, a[0],
+                                         math::LogOp::create(b, l, a[1]));
+          return arith::DivFOp::create(b, l, a[0], a[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateReductionToLinalgPatterns(TypeConverter &converter,
+                                       RewritePatternSet &patterns) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ReduceToGeneric<ReduceSumOp, Combiner::Sum>,
+               ReduceToGeneric<ReduceMeanOp, Combiner::Sum>,
+               ReduceToGeneric<ReduceProdOp, Combiner::Prod>,
+               ReduceToGeneric<ReduceMaxOp, Combiner::Max>,
+               ReduceToGeneric<ReduceMinOp, Combiner::Min>,
+               SoftmaxToGenerics<SoftmaxOp, false>,
+               SoftmaxToGenerics<LogSoftmaxOp, true>>(converter, context);
+}
+
+} // namespace kiln

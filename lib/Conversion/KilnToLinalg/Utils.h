@@ -1,0 +1,48 @@
+//===- Utils.h - helpers shared by the kiln-to-linalg patterns --*- C++ -*-===//
+
+#ifndef KILN_LIB_CONVERSION_KILNTOLINALG_UTILS_H
+#define KILN_LIB_CONVERSION_KILNTOLINALG_UTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln::detail {
+
+/// Whether a kiln element type is an unsigned integer (`ui8` ...).
+inline bool isUnsignedInteger(mlir::Type type) {
+  return type.isUnsignedInteger();
+}
+
+/// `tensor.empty` of `type`.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+
+/// A scalar arith constant of `type` (float or signless integer).
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type type, double value);
+
+/// `tensor.empty` of `type` filled with `value`.
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+
+/// The indexing map that reads an operand of `operandShape` at each point of
+/// an iteration space of `loopRank` dims whose trailing dims the operand's
+/// dims align with (numpy broadcasting: size-1 dims read index 0).
+mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
+                             llvm::ArrayRef<int64_t> operandShape,
+                             llvm::ArrayRef<int64_t> loopShape);
+
+using ScalarBody =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::ValueRange)>;
+
+/// One parallel `linalg.generic` over `resultType` reading `operands` with
+/// broadcasting; `body` computes an element from the operands' elements.
+mlir::Value elementwiseGeneric(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::ValueRange operands,
+                               mlir::RankedTensorType resultType,
+                               ScalarBody body);
+
+} // namespace kiln::detail
+
+#endif // KILN_LIB_CONVERSION_KILNTOLINALG_UTILS_H

@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck %s
+
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[KEEP:.*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
+// CHECK-LABEL: func.func @reduce_sum_keepdims
+// CHECK: %[[FILL:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x1x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[KEEP]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%arg0 : tensor<2x3x4xf32>) outs(%[[FILL]] : tensor<2x1x4xf32>)
+// CHECK: arith.addf %out, %in
+func.func @reduce_sum_keepdims(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
+  %0 = kiln.reduce_sum %x axes = [1] keepdims : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  return %0 : tensor<2x1x4xf32>
+}
+
+// -----
+
+// Identities: -inf for max, +inf for min, 1 for prod; mean divides by 12.
+// CHECK-LABEL: func.func @identities
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: arith.maximumf
+// CHECK: arith.constant 0x7F800000 : f32
+// CHECK: arith.minimumf
+// CHECK: arith.constant 1.000000e+00 : f32
+// CHECK: arith.mulf
+// CHECK: arith.constant 1.200000e+01 : f32
+// CHECK: arith.divf
+func.func @identities(%x: tensor<3x4xf32>) -> (tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>) {
+  %0 = kiln.reduce_max %x axes = [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  %1 = kiln.reduce_min %x axes = [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  %2 = kiln.reduce_prod %x axes = [0, 1] : tensor<3x4xf32> -> tensor<f32>
+  %3 = kiln.reduce_mean %x axes = [-1, 0] : tensor<3x4xf32> -> tensor<f32>
+  return %0, %1, %2, %3 : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// Integer max starts from the type's minimum (signed) or 0 (unsigned).
+// CHECK-LABEL: func.func @integer_max
+// CHECK: arith.constant -128 : i8
+// CHECK: arith.maxsi
+// CHECK: arith.constant 0 : i8
+// CHECK: arith.maxui
+func.func @integer_max(%a: tensor<4xi8>, %b: tensor<4xui8>) -> (tensor<i8>, tensor<ui8>) {
+  %0 = kiln.reduce_max %a axes = [0] : tensor<4xi8> -> tensor<i8>
+  %1 = kiln.reduce_max %b axes = [0] : tensor<4xui8> -> tensor<ui8>
+  return %0, %1 : tensor<i8>, tensor<ui8>
+}
+
+// -----
+
+// Softmax: max, exp(x - max), sum, divide.
+// CHECK-LABEL: func.func @softmax
+// CHECK: arith.maximumf
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+// Log-softmax subtracts the log of the sum instead.
+// CHECK: math.log
+// CHECK: arith.subf
+func.func @softmax(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+  %0 = kiln.softmax %x axis = -1 : tensor<2x5xf32> -> tensor<2x5xf32>
+  %1 = kiln.log_softmax %x axis = 1 : tensor<2x5xf32> -> tensor<2x5xf32>
+  return %0, %1 : tensor<2x5xf32>, tensor<2x5xf32>
+}
