@@ -23,8 +23,8 @@ namespace {
 AffineMap operandMap(MLIRContext *context, ArrayRef<int64_t> operandShape,
                      ArrayRef<int64_t> batchShape, unsigned x, unsigned y,
                      unsigned loopRank) {
-  AffineMap batch = detail::broadcastMap(
-      context, operandShape.drop_back(2), batchShape);
+  AffineMap batch =
+      detail::broadcastMap(context, operandShape.drop_back(2), batchShape);
   SmallVector<AffineExpr> exprs;
   for (AffineExpr e : batch.getResults())
     exprs.push_back(e);
@@ -39,8 +39,8 @@ struct MatmulToGeneric : public OpConversionPattern<MatmulOp> {
   LogicalResult
   matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto resultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     MLIRContext *context = getContext();
     Location loc = op.getLoc();
     int64_t batchRank = resultType.getRank() - 2;
@@ -65,8 +65,8 @@ struct MatmulToGeneric : public OpConversionPattern<MatmulOp> {
     Value zero = detail::scalarConstant(rewriter, loc, elementType, 0);
     Value init = detail::filledTensor(rewriter, loc, resultType, zero);
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange{adaptor.getLhs(), adaptor.getRhs()},
-        init, maps, iterators,
+        rewriter, loc, resultType,
+        ValueRange{adaptor.getLhs(), adaptor.getRhs()}, init, maps, iterators,
         [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
           Value product =
               isFloat ? arith::MulFOp::create(b, nestedLoc, args[0], args[1])

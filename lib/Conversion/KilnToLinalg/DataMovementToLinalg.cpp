@@ -28,8 +28,8 @@ struct ConstantToArith : public OpConversionPattern<ConstantOp> {
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     TypedAttr value;
     if (auto dense = dyn_cast<DenseElementsAttr>(op.getValue()))
       value = dense.getType() == type ? dense
@@ -49,17 +49,17 @@ struct ReshapeToTensor : public OpConversionPattern<ReshapeOp> {
   LogicalResult
   matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     if (!type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "needs a static result shape");
-    auto shapeType = RankedTensorType::get({type.getRank()},
-                                           rewriter.getI64Type());
+    auto shapeType =
+        RankedTensorType::get({type.getRank()}, rewriter.getI64Type());
     Value shape = arith::ConstantOp::create(
         rewriter, op.getLoc(),
         DenseIntElementsAttr::get(shapeType, type.getShape()));
-    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type,
-                                                   adaptor.getInput(), shape);
+    rewriter.replaceOpWithNewOp<tensor::ReshapeOp>(op, type, adaptor.getInput(),
+                                                   shape);
     return success();
   }
 };
@@ -70,11 +70,11 @@ struct TransposeToLinalg : public OpConversionPattern<TransposeOp> {
   LogicalResult
   matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     Value init = detail::emptyTensor(rewriter, op.getLoc(), type);
-    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(
-        op, adaptor.getInput(), init, op.getPerm());
+    rewriter.replaceOpWithNewOp<linalg::TransposeOp>(op, adaptor.getInput(),
+                                                     init, op.getPerm());
     return success();
   }
 };
@@ -85,12 +85,13 @@ struct ExpandToGeneric : public OpConversionPattern<ExpandOp> {
   LogicalResult
   matchAndRewrite(ExpandOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    rewriter.replaceOp(
-        op, detail::elementwiseGeneric(
-                rewriter, op.getLoc(), adaptor.getInput(), type,
-                [](OpBuilder &, Location, ValueRange args) { return args[0]; }));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOp(op, detail::elementwiseGeneric(
+                               rewriter, op.getLoc(), adaptor.getInput(), type,
+                               [](OpBuilder &, Location, ValueRange args) {
+                                 return args[0];
+                               }));
     return success();
   }
 };
@@ -114,8 +115,8 @@ struct ConcatToInsertSlices : public OpConversionPattern<ConcatOp> {
   LogicalResult
   matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     int64_t axis = static_cast<int64_t>(op.getAxis());
     if (axis < 0)
       axis += type.getRank();
@@ -165,9 +166,13 @@ struct SliceToTensor : public OpConversionPattern<SliceOp> {
   LogicalResult
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     ArrayRef<int64_t> starts = op.getStarts(), steps = op.getSteps();
+    if (type.getNumElements() == 0) { // No data; offsets may equal the dim.
+      rewriter.replaceOp(op, detail::emptyTensor(rewriter, op.getLoc(), type));
+      return success();
+    }
     if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
       rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
           op, type, adaptor.getInput(), ValueRange(), ValueRange(),
@@ -200,9 +205,10 @@ struct SliceToTensor : public OpConversionPattern<SliceOp> {
 
 void populateDataMovementToLinalgPatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns.add<ConstantToArith, ReshapeToTensor, TransposeToLinalg,
-               ExpandToGeneric, ConcatToInsertSlices, SplitToExtractSlices,
-               SliceToTensor>(converter, patterns.getContext());
+  patterns
+      .add<ConstantToArith, ReshapeToTensor, TransposeToLinalg, ExpandToGeneric,
+           ConcatToInsertSlices, SplitToExtractSlices, SliceToTensor>(
+          converter, patterns.getContext());
 }
 
 } // namespace kiln

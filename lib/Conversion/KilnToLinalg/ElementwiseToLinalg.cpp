@@ -83,9 +83,9 @@ public:
         arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
         arith::CmpIPredicate::ult, arith::CmpIPredicate::ule,
         arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge};
-    auto predicate = (isUnsigned ? unsignedPredicates
-                                 : signedPredicates)[static_cast<int>(
-        direction)];
+    auto predicate =
+        (isUnsigned ? unsignedPredicates
+                    : signedPredicates)[static_cast<int>(direction)];
     return arith::CmpIOp::create(b, loc, predicate, x, y);
   }
   Value select(Value c, Value x, Value y) {
@@ -178,8 +178,7 @@ Value emitScalar(Operation *op, ScalarEmitter &e, ValueRange args,
       .Case<ReluOp>([&](auto) { return e.max(x, e.constant(x, 0)); })
       .Case<FloorOp>([&](auto) { return math::FloorOp::create(b, loc, x); })
       .Case<CeilOp>([&](auto) { return math::CeilOp::create(b, loc, x); })
-      .Case<RoundOp>(
-          [&](auto) { return math::RoundEvenOp::create(b, loc, x); })
+      .Case<RoundOp>([&](auto) { return math::RoundEvenOp::create(b, loc, x); })
       .Case<SignOp>([&](auto) { return e.sign(x); })
       .Case<NotOp>([&](auto) {
         return arith::XOrIOp::create(b, loc, x, e.constant(x, 1));
@@ -216,20 +215,16 @@ Value emitScalar(Operation *op, ScalarEmitter &e, ValueRange args,
       })
       .Case<MaxOp>([&](auto) { return e.max(args[0], args[1]); })
       .Case<MinOp>([&](auto) { return e.min(args[0], args[1]); })
-      .Case<AndOp>([&](auto) {
-        return arith::AndIOp::create(b, loc, args[0], args[1]);
-      })
-      .Case<OrOp>([&](auto) {
-        return arith::OrIOp::create(b, loc, args[0], args[1]);
-      })
-      .Case<XorOp>([&](auto) {
-        return arith::XOrIOp::create(b, loc, args[0], args[1]);
-      })
+      .Case<AndOp>(
+          [&](auto) { return arith::AndIOp::create(b, loc, args[0], args[1]); })
+      .Case<OrOp>(
+          [&](auto) { return arith::OrIOp::create(b, loc, args[0], args[1]); })
+      .Case<XorOp>(
+          [&](auto) { return arith::XOrIOp::create(b, loc, args[0], args[1]); })
       .Case<CompareOp>([&](CompareOp cmp) {
         return e.compare(cmp.getDirection(), args[0], args[1]);
       })
-      .Case<SelectOp>(
-          [&](auto) { return e.select(args[0], args[1], args[2]); })
+      .Case<SelectOp>([&](auto) { return e.select(args[0], args[1], args[2]); })
       .Default([](Operation *op) -> Value {
         llvm::report_fatal_error("kiln op with the Elementwise trait but no "
                                  "scalar lowering: " +

@@ -48,8 +48,8 @@ double identityOf(Combiner combiner, Type type, bool isUnsigned) {
   llvm_unreachable("unknown combiner");
 }
 
-Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc,
-              Value x, bool isUnsigned) {
+Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
+              bool isUnsigned) {
   bool isFloat = isa<FloatType>(x.getType());
   switch (combiner) {
   case Combiner::Sum:
@@ -90,9 +90,8 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
     else if (keepDims)
       outExprs.push_back(getAffineConstantExpr(0, context));
   }
-  SmallVector<AffineMap> maps = {
-      b.getMultiDimIdentityMap(rank),
-      AffineMap::get(rank, 0, outExprs, context)};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, outExprs, context)};
   Type elementType = resultType.getElementType();
   Value identity = detail::scalarConstant(
       b, loc, elementType, identityOf(combiner, elementType, isUnsigned));
@@ -100,10 +99,9 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
   return linalg::GenericOp::create(
              b, loc, resultType, input, init, maps, iterators,
              [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               linalg::YieldOp::create(
-                   nested, nestedLoc,
-                   combine(nested, nestedLoc, combiner, args[1], args[0],
-                           isUnsigned));
+               linalg::YieldOp::create(nested, nestedLoc,
+                                       combine(nested, nestedLoc, combiner,
+                                               args[1], args[0], isUnsigned));
              })
       .getResult(0);
 }
@@ -139,11 +137,10 @@ struct ReduceToGeneric : public OpConversionPattern<OpTy> {
             Value n = detail::scalarConstant(b, nestedLoc, elementType, count);
             if (isa<FloatType>(elementType))
               return arith::DivFOp::create(b, nestedLoc, args[0], n);
-            return isUnsigned
-                       ? arith::DivUIOp::create(b, nestedLoc, args[0], n)
-                             .getResult()
-                       : arith::DivSIOp::create(b, nestedLoc, args[0], n)
-                             .getResult();
+            return isUnsigned ? arith::DivUIOp::create(b, nestedLoc, args[0], n)
+                                    .getResult()
+                              : arith::DivSIOp::create(b, nestedLoc, args[0], n)
+                                    .getResult();
           });
     }
     rewriter.replaceOp(op, result);
@@ -170,8 +167,8 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> keptShape(type.getShape());
     keptShape[axis] = 1;
     auto keptType = type.clone(keptShape);
-    Value max = reduce(rewriter, loc, x, {axis}, true, keptType,
-                       Combiner::Max, false);
+    Value max =
+        reduce(rewriter, loc, x, {axis}, true, keptType, Combiner::Max, false);
     Value shifted = detail::elementwiseGeneric(
         rewriter, loc, ValueRange{x, max}, type,
         [](OpBuilder &b, Location l, ValueRange a) -> Value {

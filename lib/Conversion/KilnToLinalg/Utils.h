@@ -32,9 +32,8 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> operandShape,
                              llvm::ArrayRef<int64_t> loopShape);
 
-using ScalarBody =
-    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                   mlir::ValueRange)>;
+using ScalarBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
 /// One parallel `linalg.generic` over `resultType` reading `operands` with
 /// broadcasting; `body` computes an element from the operands' elements.
