@@ -126,7 +126,7 @@ def run_test(bin_dir, llvm_bin, test_dir):
     name = os.path.basename(test_dir)
     data = os.path.join(test_dir, "test_data_set_0")
     frozen = frozen_inputs(test_dir)
-    compiled = subprocess.run([os.path.join(bin_dir, "kiln-compile"),
+    compiled = subprocess.run([os.path.join(bin_dir, "kiln-compile"), "--emit=kiln",
                                os.path.join(test_dir, "model.onnx")] + frozen,
                               capture_output=True, text=True)
     if compiled.returncode != 0:

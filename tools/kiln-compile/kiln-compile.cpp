@@ -1,26 +1,39 @@
 //===- kiln-compile.cpp - the kiln compiler driver ------------------------===//
 //
-// kiln-compile MODEL.onnx [-o OUT] --emit=kiln [--input-shape NAME=1x3x224x224]
-//                         [--dim NAME=VALUE] [--const-input NAME=FILE.pb] [-v]
+// kiln-compile MODEL.onnx [-o OUT] [--emit=kiln|linalg|llvm|asm|obj|so]
+//              [--mcpu=CPU] [--input-shape NAME=1x3x224x224] [--dim NAME=N]
+//              [--const-input NAME=FILE.pb] [-v]
 //
 // Each --emit stage stops the pipeline after that stage and writes its
-// output. Today the pipeline ends at the shape-inferred kiln dialect.
+// output; the default builds model.so.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Compiler/Pipeline.h"
 #include "kiln/Frontend/ONNX/Importer.h"
+#include "kiln/Target/CPU/Backend.h"
+
+#include "kiln/Conversion/Passes.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/CodeGen/CommandFlags.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <unistd.h>
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -29,16 +42,34 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitStage { Kiln };
+enum class EmitStage { Kiln, Linalg, LLVM, Asm, Obj, So };
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
-cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
-                                cl::value_desc("file"), cl::init("-"));
-cl::opt<EmitStage>
-    emit("emit", cl::desc("Stage to stop after"), cl::init(EmitStage::Kiln),
-         cl::values(clEnumValN(EmitStage::Kiln, "kiln",
-                               "shape-inferred kiln dialect (.mlir)")));
+cl::opt<std::string> outputFile(
+    "o",
+    cl::desc("Output file ('-' for stdout; default: <model>.so for "
+             "--emit=so, <model>.o for --emit=obj, stdout otherwise)"),
+    cl::value_desc("file"));
+cl::opt<EmitStage> emit(
+    "emit", cl::desc("Stage to stop after"), cl::init(EmitStage::So),
+    cl::values(
+        clEnumValN(EmitStage::Kiln, "kiln", "shape-inferred kiln dialect"),
+        clEnumValN(EmitStage::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(EmitStage::LLVM, "llvm", "optimized LLVM IR (.ll)"),
+        clEnumValN(EmitStage::Asm, "asm", "assembly (.s)"),
+        clEnumValN(EmitStage::Obj, "obj", "object file (.o)"),
+        clEnumValN(EmitStage::So, "so", "shared library model.so (default)")));
+// --mcpu is LLVM's codegen flag: lld (linked in) registers the same flags,
+// so kiln reuses them rather than defining a clashing option.
+llvm::codegen::RegisterCodeGenFlags codegenFlags;
+
+/// The target CPU: --mcpu (znver4, skylake-avx512, x86-64-v3, ...) or the
+/// host's.
+std::string targetCPU() {
+  std::string cpu = llvm::codegen::getMCPU();
+  return cpu.empty() ? "native" : cpu;
+}
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Pin a whole input shape: NAME=D0xD1x... (repeatable, or "
@@ -52,7 +83,8 @@ cl::list<std::string> constInputs(
     cl::desc("Replace a graph input by the constant in an ONNX TensorProto "
              "file: NAME=FILE.pb (repeatable)"),
     cl::value_desc("NAME=FILE"), cl::CommaSeparated);
-cl::opt<bool> verbose("v", cl::desc("Print the time of each stage"));
+cl::opt<bool> verbose(
+    "v", cl::desc("Print the time of each stage and the peak memory after it"));
 
 /// Peak resident memory of this process so far (VmHWM), in MiB; -1 where
 /// /proc is not available.
@@ -77,6 +109,122 @@ void reportPeakMemory(llvm::StringRef stage) {
   if (verbose)
     llvm::errs() << "kiln-compile: peak memory after " << stage << ": "
                  << peakResidentMiB() << " MiB\n";
+}
+
+/// The output path: -o, or a default next to nothing (cwd) derived from the
+/// model's name for binary outputs, or stdout.
+std::string outputPath() {
+  if (!outputFile.empty())
+    return outputFile;
+  llvm::StringRef stem = llvm::sys::path::stem(inputFile);
+  if (emit == EmitStage::So)
+    return (stem + ".so").str();
+  if (emit == EmitStage::Obj)
+    return (stem + ".o").str();
+  return "-";
+}
+
+/// Writes `print`'s text to the output; returns the exit status.
+int emitText(TimingScope &root,
+             llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath(), &error);
+  if (!output) {
+    llvm::errs() << "error: " << error << "\n";
+    return 1;
+  }
+  {
+    TimingScope printTimer = root.nest("emit");
+    print(output->os());
+    output->os() << "\n";
+  }
+  output->keep();
+  reportPeakMemory("emit");
+  return 0;
+}
+
+/// kiln dialect -> linalg -> LLVM -> assembly / object / shared library.
+int compileToMachineCode(MLIRContext &context, ModuleOp module,
+                         TimingScope &root) {
+  FailureOr<kiln::cpu::ModelSignature> signature =
+      kiln::cpu::prepareGraphFunction(module);
+  if (failed(signature))
+    return 1;
+  auto runPipeline = [&](llvm::StringRef name,
+                         void (*build)(OpPassManager &)) {
+    PassManager pm(&context, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    build(pm);
+    TimingScope timer = root.nest(name);
+    pm.enableTiming(timer);
+    return pm.run(module);
+  };
+  if (failed(runPipeline("lower to linalg", kiln::cpu::buildLinalgPipeline)))
+    return 1;
+  if (emit == EmitStage::Linalg)
+    return emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
+  if (failed(runPipeline("lower to LLVM dialect",
+                         kiln::cpu::buildLLVMDialectPipeline)))
+    return 1;
+
+  auto machine = kiln::cpu::createTargetMachine({targetCPU()});
+  if (!machine) {
+    llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
+    return 1;
+  }
+  llvm::LLVMContext llvmContext;
+  FailureOr<std::unique_ptr<llvm::Module>> llvmModule;
+  {
+    TimingScope timer = root.nest("LLVM IR + -O3");
+    llvmModule = kiln::cpu::translateAndOptimize(module, *signature, **machine,
+                                                 llvmContext);
+  }
+  if (failed(llvmModule))
+    return 1;
+  reportPeakMemory("LLVM");
+  if (emit == EmitStage::LLVM)
+    return emitText(root,
+                    [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+
+  TimingScope codegenTimer = root.nest("machine code");
+  std::string path = outputPath();
+  llvm::SmallString<128> objectPath(path);
+  int objectFd = -1;
+  if (emit == EmitStage::So &&
+      llvm::sys::fs::createTemporaryFile("kiln-model", "o", objectFd,
+                                         objectPath)) {
+    llvm::errs() << "error: cannot create a temporary object file\n";
+    return 1;
+  }
+  if (objectFd >= 0)
+    ::close(objectFd);
+  {
+    std::string error;
+    auto output = openOutputFile(objectPath, &error);
+    if (!output) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    auto type = emit == EmitStage::Asm ? llvm::CodeGenFileType::AssemblyFile
+                                       : llvm::CodeGenFileType::ObjectFile;
+    if (llvm::Error e = kiln::cpu::emitMachineCode(**llvmModule, **machine,
+                                                   type, output->os())) {
+      llvm::errs() << "error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+    output->keep();
+  }
+  if (emit == EmitStage::So) {
+    llvm::Error linked = kiln::cpu::linkSharedLibrary(objectPath, path);
+    llvm::sys::fs::remove(objectPath);
+    if (linked) {
+      llvm::errs() << "error: " << llvm::toString(std::move(linked)) << "\n";
+      return 1;
+    }
+  }
+  reportPeakMemory("machine code");
+  return 0;
 }
 
 /// Reads --input-shape and --dim into import options.
@@ -118,6 +266,8 @@ LogicalResult parseOptions(kiln::frontend::ImportOptions &options) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  registerAllPasses();
+  kiln::registerKilnConversionPasses();
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -128,7 +278,11 @@ int main(int argc, char **argv) {
   if (failed(parseOptions(options)))
     return 1;
 
-  MLIRContext context;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry);
   kiln::frontend::registerImportDialects(context);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
@@ -148,7 +302,8 @@ int main(int argc, char **argv) {
     return 1;
   reportPeakMemory("import");
 
-  PassManager pm(&context);
+  PassManager pm(&context, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   kiln::buildGraphPipeline(pm);
@@ -159,20 +314,7 @@ int main(int argc, char **argv) {
       return 1;
   }
   reportPeakMemory("graph passes");
-
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &error);
-  if (!output) {
-    llvm::errs() << "error: " << error << "\n";
-    return 1;
-  }
-  {
-    TimingScope printTimer = root.nest("emit");
-    module->print(output->os());
-    output->os() << "\n";
-  }
-  output->keep();
-  reportPeakMemory("emit");
-  return 0;
+  if (emit == EmitStage::Kiln)
+    return emitText(root, [&](llvm::raw_ostream &os) { module->print(os); });
+  return compileToMachineCode(context, *module, root);
 }

@@ -54,7 +54,8 @@ def classify(kiln_compile, test_dir):
         args = frozen_inputs(test_dir)
     except Exception:  # A model the reference parser rejects: import plainly.
         args = []
-    command = [kiln_compile, os.path.join(test_dir, "model.onnx"), "-o", os.devnull]
+    command = [kiln_compile, "--emit=kiln", os.path.join(test_dir, "model.onnx"), "-o",
+               os.devnull]
     try:
         run = subprocess.run(command + args, capture_output=True, text=True, timeout=120)
     except subprocess.TimeoutExpired:

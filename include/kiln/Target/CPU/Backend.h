@@ -1,0 +1,81 @@
+//===- Backend.h - kiln's x86-64 CPU backend --------------------*- C++ -*-===//
+//
+// From the shape-inferred kiln dialect to a shared library: lower to linalg,
+// bufferize with outputs as out-parameters, lower to the LLVM dialect,
+// translate to LLVM IR, add the model ABI (kiln/runtime.h), optimize for the
+// target CPU, emit an object and link model.so with lld.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGET_CPU_BACKEND_H
+#define KILN_TARGET_CPU_BACKEND_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace kiln::cpu {
+
+/// One input or output of the compiled model.
+struct TensorSignature {
+  std::string name;
+  int32_t dtype; // kiln_dtype
+  llvm::SmallVector<int64_t> shape;
+};
+
+struct ModelSignature {
+  llvm::SmallVector<TensorSignature> inputs, outputs;
+  /// {"inputs": [...], "outputs": [...]} as in kiln/runtime.h.
+  std::string toJSON() const;
+};
+
+/// The name the model's graph function gets before lowering (`main` would
+/// clash with a C program's main).
+constexpr const char *kGraphFunctionName = "kiln_graph";
+
+/// Reads the signature of the module's single public function (kiln level:
+/// element types still carry signedness) and renames it to
+/// kGraphFunctionName.
+mlir::FailureOr<ModelSignature> prepareGraphFunction(mlir::ModuleOp module);
+
+/// kiln -> linalg on tensors.
+void buildLinalgPipeline(mlir::OpPassManager &pm);
+/// linalg on tensors -> LLVM dialect (outputs become out-parameters,
+/// memrefs become bare pointers).
+void buildLLVMDialectPipeline(mlir::OpPassManager &pm);
+
+struct TargetOptions {
+  /// A CPU name for LLVM (`znver4`, `x86-64-v3`, ...) or `native`.
+  std::string cpu = "native";
+};
+
+/// An x86-64 TargetMachine for position-independent code, or an error.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetOptions &options);
+
+/// Translates the LLVM-dialect module, adds the model ABI entry points and
+/// runs LLVM's -O3 pipeline for `machine`.
+mlir::FailureOr<std::unique_ptr<llvm::Module>>
+translateAndOptimize(mlir::ModuleOp module, const ModelSignature &signature,
+                     llvm::TargetMachine &machine,
+                     llvm::LLVMContext &context);
+
+/// Assembly or an object file of `module`.
+llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
+                            llvm::CodeGenFileType type,
+                            llvm::raw_pwrite_stream &out);
+
+/// Links an object into a shared library with lld (no C compiler needed).
+llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
+                              llvm::StringRef outputPath);
+
+} // namespace kiln::cpu
+
+#endif // KILN_TARGET_CPU_BACKEND_H

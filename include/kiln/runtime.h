@@ -1,0 +1,126 @@
+/*===- runtime.h - the kiln C runtime API ---------------------------------===*
+ *
+ * Load a model compiled by kiln-compile (model.so), query its signature,
+ * and run it on caller-owned buffers. No MLIR, LLVM or protobuf at run time.
+ * Every function returns a kiln_status; on failure kiln_last_error() (per
+ * thread) says what and where. Several contexts of one model may run
+ * concurrently from different threads.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI between a compiled model.so and this runtime. */
+#define KILN_ABI_VERSION 1
+
+typedef enum kiln_dtype {
+  KILN_DTYPE_F32 = 1,
+  KILN_DTYPE_F16 = 2,
+  KILN_DTYPE_BF16 = 3,
+  KILN_DTYPE_F64 = 4,
+  KILN_DTYPE_I8 = 5,
+  KILN_DTYPE_U8 = 6,
+  KILN_DTYPE_I16 = 7,
+  KILN_DTYPE_U16 = 8,
+  KILN_DTYPE_I32 = 9,
+  KILN_DTYPE_U32 = 10,
+  KILN_DTYPE_I64 = 11,
+  KILN_DTYPE_U64 = 12,
+  KILN_DTYPE_BOOL = 13
+} kiln_dtype;
+
+typedef enum kiln_status {
+  KILN_OK = 0,
+  KILN_ERROR_INVALID_ARGUMENT = 1, /* null pointer, bad index */
+  KILN_ERROR_LOAD = 2,             /* cannot open the library */
+  KILN_ERROR_NOT_A_MODEL = 3,      /* the library is not a kiln model */
+  KILN_ERROR_ABI_MISMATCH = 4,     /* compiled for another runtime ABI */
+  KILN_ERROR_SHAPE = 5,            /* wrong rank or dims */
+  KILN_ERROR_DTYPE = 6,            /* wrong element type */
+  KILN_ERROR_OUT_OF_MEMORY = 7,
+  KILN_ERROR_RUN = 8               /* the model's code reported a failure */
+} kiln_status;
+
+/* One input or output of a model, as compiled (all dims static). */
+typedef struct kiln_tensor_info {
+  const char *name;
+  int32_t dtype; /* kiln_dtype */
+  int32_t rank;
+  const int64_t *dims;
+} kiln_tensor_info;
+
+/* A tensor the caller owns: dense, row-major. */
+typedef struct kiln_tensor {
+  int32_t dtype; /* kiln_dtype */
+  int32_t rank;
+  const int64_t *dims;
+  void *data;
+} kiln_tensor;
+
+typedef struct kiln_model kiln_model;
+typedef struct kiln_context kiln_context;
+
+/* The message of the last failure on this thread ("" if none). */
+const char *kiln_last_error(void);
+
+/* Name of a dtype ("f32", ...), or "?" for an unknown one. */
+const char *kiln_dtype_name(int32_t dtype);
+/* Bytes per element of a dtype, 0 for an unknown one. */
+size_t kiln_dtype_size(int32_t dtype);
+
+kiln_status kiln_model_load(const char *path, kiln_model **model);
+void kiln_model_unload(kiln_model *model);
+
+int32_t kiln_model_num_inputs(const kiln_model *model);
+int32_t kiln_model_num_outputs(const kiln_model *model);
+kiln_status kiln_model_input_info(const kiln_model *model, int32_t index,
+                                  kiln_tensor_info *info);
+kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
+                                   kiln_tensor_info *info);
+/* The signature as JSON: {"inputs": [{"name", "dtype", "shape"}], ...}. */
+const char *kiln_model_signature_json(const kiln_model *model);
+
+/* An execution context: its scratch memory is allocated once, here. */
+kiln_status kiln_context_create(const kiln_model *model,
+                                kiln_context **context);
+void kiln_context_destroy(kiln_context *context);
+
+/* Runs the model: inputs and outputs in signature order, each checked
+ * against the signature (dtype, rank, dims, non-null data). */
+kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
+                     size_t num_inputs, kiln_tensor *outputs,
+                     size_t num_outputs);
+
+/*===----------------------------------------------------------------------===*
+ * What model.so exports (kiln-compile writes it; applications use the API
+ * above instead).
+ *===----------------------------------------------------------------------===*/
+
+typedef struct kiln_model_info {
+  uint32_t abi_version;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  int32_t reserved;
+  const kiln_tensor_info *inputs;
+  const kiln_tensor_info *outputs;
+  uint64_t arena_bytes;
+  const char *signature_json;
+} kiln_model_info;
+
+/* const kiln_model_info *kiln_model_get_info(void);
+ * int32_t kiln_model_run(void *const *inputs, void *const *outputs,
+ *                        void *arena); */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

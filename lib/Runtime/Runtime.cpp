@@ -1,0 +1,247 @@
+//===- Runtime.cpp - the kiln C runtime -----------------------------------===//
+//
+// dlopen()s a model.so, checks that it is a kiln model of this ABI, and runs
+// it on caller buffers after checking every tensor against the signature.
+// Built without MLIR, LLVM or protobuf.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace {
+
+thread_local std::string lastError;
+
+kiln_status fail(kiln_status status, const char *format, ...) {
+  char buffer[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buffer, sizeof buffer, format, args);
+  va_end(args);
+  lastError = buffer;
+  return status;
+}
+
+using GetInfoFn = const kiln_model_info *(*)();
+using RunFn = int32_t (*)(void *const *, void *const *, void *);
+
+std::string shapeString(int32_t rank, const int64_t *dims) {
+  std::string text = "[";
+  for (int32_t i = 0; i < rank; ++i)
+    text += (i ? "x" : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+} // namespace
+
+struct kiln_model {
+  void *library;
+  const kiln_model_info *info;
+  RunFn run;
+};
+
+struct kiln_context {
+  const kiln_model *model;
+  void *arena;
+  std::vector<void *> inputs, outputs;
+};
+
+extern "C" {
+
+const char *kiln_last_error(void) { return lastError.c_str(); }
+
+const char *kiln_dtype_name(int32_t dtype) {
+  static const char *const names[] = {"?",   "f32", "f16", "bf16", "f64",
+                                      "i8",  "u8",  "i16", "u16",  "i32",
+                                      "u32", "i64", "u64", "bool"};
+  return dtype >= 1 && dtype <= KILN_DTYPE_BOOL ? names[dtype] : names[0];
+}
+
+size_t kiln_dtype_size(int32_t dtype) {
+  static const size_t sizes[] = {0, 4, 2, 2, 8, 1, 1, 2, 2, 4, 4, 8, 8, 1};
+  return dtype >= 1 && dtype <= KILN_DTYPE_BOOL ? sizes[dtype] : 0;
+}
+
+kiln_status kiln_model_load(const char *path, kiln_model **model) {
+  if (!path || !model)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_model_load: path and model must not be null");
+  *model = nullptr;
+  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!library)
+    return fail(KILN_ERROR_LOAD, "cannot load '%s': %s", path, dlerror());
+  auto getInfo =
+      reinterpret_cast<GetInfoFn>(dlsym(library, "kiln_model_get_info"));
+  auto run = reinterpret_cast<RunFn>(dlsym(library, "kiln_model_run"));
+  if (!getInfo || !run) {
+    dlclose(library);
+    return fail(KILN_ERROR_NOT_A_MODEL,
+                "'%s' is not a kiln model (no kiln_model_get_info / "
+                "kiln_model_run)",
+                path);
+  }
+  const kiln_model_info *info = getInfo();
+  if (!info || info->abi_version != KILN_ABI_VERSION) {
+    unsigned version = info ? info->abi_version : 0;
+    dlclose(library);
+    return fail(KILN_ERROR_ABI_MISMATCH,
+                "'%s' was compiled for kiln ABI %u; this runtime implements "
+                "ABI %d: recompile the model",
+                path, version, KILN_ABI_VERSION);
+  }
+  *model = new (std::nothrow) kiln_model{library, info, run};
+  if (!*model) {
+    dlclose(library);
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  return KILN_OK;
+}
+
+void kiln_model_unload(kiln_model *model) {
+  if (!model)
+    return;
+  dlclose(model->library);
+  delete model;
+}
+
+int32_t kiln_model_num_inputs(const kiln_model *model) {
+  return model ? model->info->num_inputs : 0;
+}
+
+int32_t kiln_model_num_outputs(const kiln_model *model) {
+  return model ? model->info->num_outputs : 0;
+}
+
+static kiln_status tensorInfo(const kiln_model *model, int32_t index,
+                              kiln_tensor_info *info, bool input) {
+  if (!model || !info)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "model and info must not be null");
+  int32_t count = input ? model->info->num_inputs : model->info->num_outputs;
+  if (index < 0 || index >= count)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "%s index %d is out of range (the model has %d)",
+                input ? "input" : "output", index, count);
+  *info = (input ? model->info->inputs : model->info->outputs)[index];
+  return KILN_OK;
+}
+
+kiln_status kiln_model_input_info(const kiln_model *model, int32_t index,
+                                  kiln_tensor_info *info) {
+  return tensorInfo(model, index, info, true);
+}
+
+kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
+                                   kiln_tensor_info *info) {
+  return tensorInfo(model, index, info, false);
+}
+
+const char *kiln_model_signature_json(const kiln_model *model) {
+  return model ? model->info->signature_json : "";
+}
+
+kiln_status kiln_context_create(const kiln_model *model,
+                                kiln_context **context) {
+  if (!model || !context)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "model and context must not be null");
+  *context = nullptr;
+  auto *created = new (std::nothrow) kiln_context{model, nullptr, {}, {}};
+  if (!created)
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (uint64_t bytes = model->info->arena_bytes) {
+    created->arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!created->arena) {
+      delete created;
+      return fail(KILN_ERROR_OUT_OF_MEMORY,
+                  "cannot allocate the %llu-byte arena",
+                  static_cast<unsigned long long>(bytes));
+    }
+  }
+  created->inputs.resize(model->info->num_inputs);
+  created->outputs.resize(model->info->num_outputs);
+  *context = created;
+  return KILN_OK;
+}
+
+void kiln_context_destroy(kiln_context *context) {
+  if (!context)
+    return;
+  std::free(context->arena);
+  delete context;
+}
+
+/// Checks `tensor` against `expected`, naming the tensor in the error.
+static kiln_status checkTensor(const kiln_tensor &tensor,
+                               const kiln_tensor_info &expected,
+                               const char *kind, size_t index) {
+  int64_t elements = 1;
+  for (int32_t d = 0; d < expected.rank; ++d)
+    elements *= expected.dims[d];
+  if (!tensor.data && elements != 0)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "%s %zu ('%s') has no data",
+                kind, index, expected.name);
+  if (tensor.dtype != expected.dtype)
+    return fail(KILN_ERROR_DTYPE, "%s %zu ('%s') is %s; the model expects %s",
+                kind, index, expected.name, kiln_dtype_name(tensor.dtype),
+                kiln_dtype_name(expected.dtype));
+  bool sameShape = tensor.rank == expected.rank &&
+                   (tensor.rank == 0 || tensor.dims) &&
+                   (tensor.rank == 0 ||
+                    std::memcmp(tensor.dims, expected.dims,
+                                sizeof(int64_t) * tensor.rank) == 0);
+  if (!sameShape) {
+    std::string given = tensor.rank > 0 && !tensor.dims
+                            ? "(null dims)"
+                            : shapeString(tensor.rank, tensor.dims);
+    return fail(KILN_ERROR_SHAPE, "%s %zu ('%s') has shape %s; the model "
+                "expects %s",
+                kind, index, expected.name, given.c_str(),
+                shapeString(expected.rank, expected.dims).c_str());
+  }
+  return KILN_OK;
+}
+
+kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
+                     size_t num_inputs, kiln_tensor *outputs,
+                     size_t num_outputs) {
+  if (!context)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_run: null context");
+  const kiln_model_info *info = context->model->info;
+  if (num_inputs != static_cast<size_t>(info->num_inputs) ||
+      num_outputs != static_cast<size_t>(info->num_outputs))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_run: the model takes %d inputs and %d outputs, got %zu "
+                "and %zu",
+                info->num_inputs, info->num_outputs, num_inputs, num_outputs);
+  if ((num_inputs && !inputs) || (num_outputs && !outputs))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_run: null inputs or outputs array");
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (kiln_status s = checkTensor(inputs[i], info->inputs[i], "input", i))
+      return s;
+    context->inputs[i] = inputs[i].data;
+  }
+  for (size_t i = 0; i < num_outputs; ++i) {
+    if (kiln_status s =
+            checkTensor(outputs[i], info->outputs[i], "output", i))
+      return s;
+    context->outputs[i] = outputs[i].data;
+  }
+  if (context->model->run(context->inputs.data(), context->outputs.data(),
+                          context->arena) != 0)
+    return fail(KILN_ERROR_RUN, "the model reported a failure");
+  return KILN_OK;
+}
+
+} // extern "C"

@@ -1,0 +1,342 @@
+//===- kiln-run.cpp - run a compiled kiln model ---------------------------===//
+//
+// kiln-run MODEL.so [--input NAME=FILE]... [--inputs-dir DIR] [--random]
+//          [--output-dir DIR] [--compare FILE,...|DIR] [--rtol R] [--atol A]
+//          [--bench N] [--threads T]
+//
+// Inputs come from .npy or ONNX TensorProto (.pb) files, from a directory of
+// input_N.pb files (ONNX test data), or are random. Uses only the kiln
+// runtime (kiln/runtime.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorFiles.h"
+
+#include "kiln/runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <sys/stat.h>
+#include <vector>
+
+using kiln::run::HostTensor;
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::map<std::string, std::string> inputFiles;
+  std::string inputsDir, outputDir;
+  std::vector<std::string> compare;
+  bool random = false;
+  double rtol = 1e-4, atol = 1e-5;
+  int bench = 0, threads = 1;
+};
+
+int usage(const char *message) {
+  std::fprintf(stderr,
+               "error: %s\nusage: kiln-run MODEL.so [--input NAME=FILE]... "
+               "[--inputs-dir DIR] [--random] [--output-dir DIR] [--compare "
+               "FILE,...|DIR] [--rtol R] [--atol A] [--bench N] "
+               "[--threads T]\n",
+               message);
+  return 2;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+bool parseOptions(int argc, char **argv, Options &options, std::string &why) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *flag) -> const char * {
+      std::string prefix = std::string(flag) + "=";
+      if (arg.rfind(prefix, 0) == 0)
+        return argv[i] + prefix.size();
+      if (arg == flag && i + 1 < argc)
+        return argv[++i];
+      return nullptr;
+    };
+    if (const char *v = value("--input")) {
+      std::string entry = v;
+      size_t eq = entry.find('=');
+      if (eq == std::string::npos) {
+        why = "--input expects NAME=FILE, got '" + entry + "'";
+        return false;
+      }
+      options.inputFiles[entry.substr(0, eq)] = entry.substr(eq + 1);
+    } else if (const char *v = value("--inputs-dir")) {
+      options.inputsDir = v;
+    } else if (const char *v = value("--output-dir")) {
+      options.outputDir = v;
+    } else if (const char *v = value("--compare")) {
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        options.compare.push_back(list.substr(start, comma - start));
+        start = comma == std::string::npos ? list.size() + 1 : comma + 1;
+      }
+    } else if (const char *v = value("--rtol")) {
+      options.rtol = std::atof(v);
+    } else if (const char *v = value("--atol")) {
+      options.atol = std::atof(v);
+    } else if (const char *v = value("--bench")) {
+      options.bench = std::atoi(v);
+    } else if (const char *v = value("--threads")) {
+      options.threads = std::atoi(v);
+    } else if (arg == "--random") {
+      options.random = true;
+    } else if (arg.rfind("--", 0) == 0) {
+      why = "unknown option '" + arg + "'";
+      return false;
+    } else if (options.model.empty()) {
+      options.model = arg;
+    } else {
+      why = "more than one model given";
+      return false;
+    }
+  }
+  if (options.model.empty())
+    why = "no model given";
+  return !options.model.empty();
+}
+
+HostTensor allocate(const kiln_tensor_info &info) {
+  HostTensor t;
+  t.dtype = info.dtype;
+  t.dims.assign(info.dims, info.dims + info.rank);
+  t.bytes.resize(kiln_dtype_size(info.dtype) * t.numElements());
+  return t;
+}
+
+/// Element `i` of a tensor as a double (for comparisons and printing).
+double element(const HostTensor &t, int64_t i) {
+  const uint8_t *p = t.bytes.data() + i * kiln_dtype_size(t.dtype);
+  switch (t.dtype) {
+  case KILN_DTYPE_F32: {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case KILN_DTYPE_F64: {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  case KILN_DTYPE_I8:
+    return static_cast<int8_t>(*p);
+  case KILN_DTYPE_U8:
+  case KILN_DTYPE_BOOL:
+    return *p;
+  case KILN_DTYPE_I32: {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+  case KILN_DTYPE_I64: {
+    int64_t v;
+    std::memcpy(&v, p, 8);
+    return static_cast<double>(v);
+  }
+  default:
+    return NAN;
+  }
+}
+
+void randomize(HostTensor &t, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    if (t.dtype == KILN_DTYPE_F32) {
+      float v = uniform(rng);
+      std::memcpy(t.bytes.data() + 4 * i, &v, 4);
+    } else if (t.dtype == KILN_DTYPE_F64) {
+      double v = uniform(rng);
+      std::memcpy(t.bytes.data() + 8 * i, &v, 8);
+    } else {
+      t.bytes[i * kiln_dtype_size(t.dtype)] = rng() % 2;
+    }
+  }
+}
+
+bool loadInputs(const Options &options, const kiln_model *model,
+                std::vector<HostTensor> &inputs) {
+  std::mt19937 rng(0);
+  for (int32_t i = 0; i < kiln_model_num_inputs(model); ++i) {
+    kiln_tensor_info info;
+    kiln_model_input_info(model, i, &info);
+    auto file = options.inputFiles.find(info.name);
+    std::string path;
+    if (file != options.inputFiles.end())
+      path = file->second;
+    else if (!options.inputsDir.empty())
+      path = options.inputsDir + "/input_" + std::to_string(i) + ".pb";
+    if (path.empty()) {
+      if (!options.random) {
+        std::fprintf(stderr,
+                     "error: no data for input %d ('%s'): use --input %s=FILE, "
+                     "--inputs-dir or --random\n",
+                     i, info.name, info.name);
+        return false;
+      }
+      inputs.push_back(allocate(info));
+      randomize(inputs.back(), rng);
+      continue;
+    }
+    HostTensor t;
+    std::string error;
+    if (!kiln::run::readTensorFile(path, t, error)) {
+      std::fprintf(stderr, "error: input '%s': %s\n", info.name, error.c_str());
+      return false;
+    }
+    // ONNX test data stores bfloat16 tensors as uint16 (numpy has no bf16).
+    if (t.dtype == KILN_DTYPE_U16 && info.dtype == KILN_DTYPE_BF16)
+      t.dtype = KILN_DTYPE_BF16;
+    inputs.push_back(std::move(t));
+  }
+  return true;
+}
+
+/// Compares outputs with expected files; prints the worst element.
+bool compareOutputs(const Options &options, const kiln_model *model,
+                    const std::vector<HostTensor> &outputs) {
+  bool ok = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path;
+    if (options.compare.size() == 1 && isDirectory(options.compare[0]))
+      path = options.compare[0] + "/output_" + std::to_string(i) + ".pb";
+    else if (i < options.compare.size())
+      path = options.compare[i];
+    else
+      break;
+    kiln_tensor_info info;
+    kiln_model_output_info(model, static_cast<int32_t>(i), &info);
+    HostTensor expected;
+    std::string error;
+    if (!kiln::run::readTensorFile(path, expected, error)) {
+      std::fprintf(stderr, "error: expected output '%s': %s\n", info.name,
+                   error.c_str());
+      return false;
+    }
+    const HostTensor &actual = outputs[i];
+    if (expected.numElements() != actual.numElements()) {
+      std::fprintf(stderr, "MISMATCH output '%s': %lld elements, expected %lld\n",
+                   info.name, static_cast<long long>(actual.numElements()),
+                   static_cast<long long>(expected.numElements()));
+      ok = false;
+      continue;
+    }
+    int64_t worst = -1;
+    double worstExcess = 0;
+    for (int64_t k = 0; k < actual.numElements(); ++k) {
+      double a = element(actual, k), e = element(expected, k);
+      if (a == e || (std::isnan(a) && std::isnan(e))) // also equal infinities
+        continue;
+      double excess = std::fabs(a - e) - (options.atol + options.rtol * std::fabs(e));
+      if (std::isnan(excess) || excess > worstExcess) {
+        worstExcess = std::isnan(excess) ? INFINITY : excess;
+        worst = k;
+      }
+    }
+    if (worst >= 0) {
+      std::fprintf(stderr,
+                   "MISMATCH output '%s' at flat index %lld: got %.9g, expected "
+                   "%.9g (rtol %g, atol %g)\n",
+                   info.name, static_cast<long long>(worst),
+                   element(actual, worst), element(expected, worst),
+                   options.rtol, options.atol);
+      ok = false;
+    } else {
+      std::printf("output '%s' matches (%lld elements)\n", info.name,
+                  static_cast<long long>(actual.numElements()));
+    }
+  }
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string why;
+  if (!parseOptions(argc, argv, options, why))
+    return usage(why.c_str());
+  if (options.threads != 1)
+    std::fprintf(stderr, "note: --threads %d: the thread pool is not built yet "
+                 "(issue 7); running on 1 thread\n", options.threads);
+
+  kiln_model *model = nullptr;
+  if (kiln_model_load(options.model.c_str(), &model) != KILN_OK) {
+    std::fprintf(stderr, "error: %s\n", kiln_last_error());
+    return 1;
+  }
+  std::printf("%s\n", kiln_model_signature_json(model));
+  std::vector<HostTensor> inputs, outputs;
+  if (!loadInputs(options, model, inputs)) {
+    kiln_model_unload(model);
+    return 1;
+  }
+  std::vector<kiln_tensor> inputViews, outputViews;
+  for (HostTensor &t : inputs)
+    inputViews.push_back({t.dtype, static_cast<int32_t>(t.dims.size()),
+                          t.dims.data(), t.bytes.data()});
+  for (int32_t i = 0; i < kiln_model_num_outputs(model); ++i) {
+    kiln_tensor_info info;
+    kiln_model_output_info(model, i, &info);
+    outputs.push_back(allocate(info));
+  }
+  for (HostTensor &t : outputs)
+    outputViews.push_back({t.dtype, static_cast<int32_t>(t.dims.size()),
+                           t.dims.data(), t.bytes.data()});
+
+  kiln_context *context = nullptr;
+  int status = 0;
+  auto runOnce = [&] {
+    return kiln_run(context, inputViews.data(), inputViews.size(),
+                    outputViews.data(), outputViews.size());
+  };
+  if (kiln_context_create(model, &context) != KILN_OK || runOnce() != KILN_OK) {
+    std::fprintf(stderr, "error: %s\n", kiln_last_error());
+    status = 1;
+  }
+  if (status == 0 && !options.outputDir.empty())
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      kiln_tensor_info info;
+      kiln_model_output_info(model, static_cast<int32_t>(i), &info);
+      std::string error;
+      std::string path = options.outputDir + "/" + info.name + ".npy";
+      if (!kiln::run::writeNpy(path, outputs[i], error)) {
+        std::fprintf(stderr, "error: %s\n", error.c_str());
+        status = 1;
+      }
+    }
+  if (status == 0 && !options.compare.empty() &&
+      !compareOutputs(options, model, outputs))
+    status = 1;
+  if (status == 0 && options.bench > 0) {
+    for (int i = 0; i < std::min(options.bench, 10); ++i) // warm-up
+      runOnce();
+    std::vector<double> ms;
+    for (int i = 0; i < options.bench; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      runOnce();
+      ms.push_back(std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("latency over %d runs: min %.4f ms, median %.4f ms, p90 %.4f ms\n",
+                options.bench, ms.front(), ms[ms.size() / 2],
+                ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
+  }
+  kiln_context_destroy(context);
+  kiln_model_unload(model);
+  return status;
+}
