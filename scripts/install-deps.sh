@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 lld-22
-  libclang-rt-22-dev
+  libclang-rt-22-dev liblld-22-dev
   ninja-build cmake libonnx-dev libonnx-testdata libprotobuf-dev
   protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev ccache
   libzstd-dev zlib1g-dev

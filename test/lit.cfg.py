@@ -21,7 +21,8 @@ config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["kiln-opt", "kiln-compile"], [config.kiln_tools_dir, config.llvm_tools_dir])
+    ["kiln-opt", "kiln-compile", "kiln-run", "runtime-api-test",
+     "kiln-embed-example"], [config.kiln_tools_dir, config.llvm_tools_dir])
 # The python3 with the pip wheels (lit itself may run under another one).
 config.substitutions.append(("%kiln_python", config.python_executable))
 config.substitutions.append(

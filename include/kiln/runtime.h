@@ -94,7 +94,8 @@ kiln_status kiln_context_create(const kiln_model *model,
 void kiln_context_destroy(kiln_context *context);
 
 /* Runs the model: inputs and outputs in signature order, each checked
- * against the signature (dtype, rank, dims, non-null data). */
+ * against the signature (dtype, rank, dims, non-null data). Output buffers
+ * must not overlap any input or other output buffer (checked). */
 kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
                      size_t num_inputs, kiln_tensor *outputs,
                      size_t num_outputs);

@@ -125,8 +125,7 @@ int32_t kiln_model_num_outputs(const kiln_model *model) {
 static kiln_status tensorInfo(const kiln_model *model, int32_t index,
                               kiln_tensor_info *info, bool input) {
   if (!model || !info)
-    return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "model and info must not be null");
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "model and info must not be null");
   int32_t count = input ? model->info->num_inputs : model->info->num_outputs;
   if (index < 0 || index >= count)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
@@ -189,22 +188,22 @@ static kiln_status checkTensor(const kiln_tensor &tensor,
   for (int32_t d = 0; d < expected.rank; ++d)
     elements *= expected.dims[d];
   if (!tensor.data && elements != 0)
-    return fail(KILN_ERROR_INVALID_ARGUMENT, "%s %zu ('%s') has no data",
-                kind, index, expected.name);
+    return fail(KILN_ERROR_INVALID_ARGUMENT, "%s %zu ('%s') has no data", kind,
+                index, expected.name);
   if (tensor.dtype != expected.dtype)
     return fail(KILN_ERROR_DTYPE, "%s %zu ('%s') is %s; the model expects %s",
                 kind, index, expected.name, kiln_dtype_name(tensor.dtype),
                 kiln_dtype_name(expected.dtype));
-  bool sameShape = tensor.rank == expected.rank &&
-                   (tensor.rank == 0 || tensor.dims) &&
-                   (tensor.rank == 0 ||
-                    std::memcmp(tensor.dims, expected.dims,
-                                sizeof(int64_t) * tensor.rank) == 0);
+  bool sameShape =
+      tensor.rank == expected.rank && (tensor.rank == 0 || tensor.dims) &&
+      (tensor.rank == 0 || std::memcmp(tensor.dims, expected.dims,
+                                       sizeof(int64_t) * tensor.rank) == 0);
   if (!sameShape) {
     std::string given = tensor.rank > 0 && !tensor.dims
                             ? "(null dims)"
                             : shapeString(tensor.rank, tensor.dims);
-    return fail(KILN_ERROR_SHAPE, "%s %zu ('%s') has shape %s; the model "
+    return fail(KILN_ERROR_SHAPE,
+                "%s %zu ('%s') has shape %s; the model "
                 "expects %s",
                 kind, index, expected.name, given.c_str(),
                 shapeString(expected.rank, expected.dims).c_str());
@@ -233,10 +232,34 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
     context->inputs[i] = inputs[i].data;
   }
   for (size_t i = 0; i < num_outputs; ++i) {
-    if (kiln_status s =
-            checkTensor(outputs[i], info->outputs[i], "output", i))
+    if (kiln_status s = checkTensor(outputs[i], info->outputs[i], "output", i))
       return s;
     context->outputs[i] = outputs[i].data;
+  }
+  // Generated code assumes outputs alias nothing (LLVM noalias).
+  auto bytesOf = [](const kiln_tensor &t) {
+    size_t bytes = kiln_dtype_size(t.dtype);
+    for (int32_t d = 0; d < t.rank; ++d)
+      bytes *= static_cast<size_t>(t.dims[d]);
+    return bytes;
+  };
+  auto overlap = [&](const kiln_tensor &a, const kiln_tensor &b) {
+    auto *pa = static_cast<const char *>(a.data);
+    auto *pb = static_cast<const char *>(b.data);
+    size_t na = bytesOf(a), nb = bytesOf(b);
+    return na && nb && pa < pb + nb && pb < pa + na;
+  };
+  for (size_t o = 0; o < num_outputs; ++o) {
+    for (size_t i = 0; i < num_inputs; ++i)
+      if (overlap(outputs[o], inputs[i]))
+        return fail(KILN_ERROR_INVALID_ARGUMENT,
+                    "output %zu overlaps input %zu: outputs need their own "
+                    "buffers",
+                    o, i);
+    for (size_t p = 0; p < o; ++p)
+      if (overlap(outputs[o], outputs[p]))
+        return fail(KILN_ERROR_INVALID_ARGUMENT,
+                    "output %zu overlaps output %zu", o, p);
   }
   if (context->model->run(context->inputs.data(), context->outputs.data(),
                           context->arena) != 0)

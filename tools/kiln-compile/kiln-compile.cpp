@@ -16,26 +16,26 @@
 #include "kiln/Conversion/Passes.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/CodeGen/CommandFlags.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
-#include <unistd.h>
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -151,8 +151,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
       kiln::cpu::prepareGraphFunction(module);
   if (failed(signature))
     return 1;
-  auto runPipeline = [&](llvm::StringRef name,
-                         void (*build)(OpPassManager &)) {
+  auto runPipeline = [&](llvm::StringRef name, void (*build)(OpPassManager &)) {
     PassManager pm(&context, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     build(pm);
@@ -184,16 +183,16 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   reportPeakMemory("LLVM");
   if (emit == EmitStage::LLVM)
-    return emitText(root,
-                    [&](llvm::raw_ostream &os) { (*llvmModule)->print(os, nullptr); });
+    return emitText(root, [&](llvm::raw_ostream &os) {
+      (*llvmModule)->print(os, nullptr);
+    });
 
   TimingScope codegenTimer = root.nest("machine code");
   std::string path = outputPath();
   llvm::SmallString<128> objectPath(path);
   int objectFd = -1;
-  if (emit == EmitStage::So &&
-      llvm::sys::fs::createTemporaryFile("kiln-model", "o", objectFd,
-                                         objectPath)) {
+  if (emit == EmitStage::So && llvm::sys::fs::createTemporaryFile(
+                                   "kiln-model", "o", objectFd, objectPath)) {
     llvm::errs() << "error: cannot create a temporary object file\n";
     return 1;
   }

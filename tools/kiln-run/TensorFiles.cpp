@@ -130,9 +130,9 @@ bool readNpy(const std::string &path, const std::string &data,
   } else {
     if (data.size() < 12)
       return bad("truncated header");
-    headerLength = uint32_t(uint8_t(data[8])) | uint32_t(uint8_t(data[9])) << 8 |
-                   uint32_t(uint8_t(data[10])) << 16 |
-                   uint32_t(uint8_t(data[11])) << 24;
+    headerLength =
+        uint32_t(uint8_t(data[8])) | uint32_t(uint8_t(data[9])) << 8 |
+        uint32_t(uint8_t(data[10])) << 16 | uint32_t(uint8_t(data[11])) << 24;
     headerStart = 12;
   }
   if (headerStart + headerLength > data.size())
@@ -152,8 +152,8 @@ bool readNpy(const std::string &path, const std::string &data,
   if (!tensor.dtype)
     return bad("unsupported dtype '" + type + "'");
   tensor.dims.clear();
-  std::istringstream dims(header.substr(shape + 10, header.find(')', shape) -
-                                                        shape - 10));
+  std::istringstream dims(
+      header.substr(shape + 10, header.find(')', shape) - shape - 10));
   std::string dim;
   while (std::getline(dims, dim, ','))
     if (dim.find_first_not_of(" ") != std::string::npos)

@@ -227,7 +227,8 @@ bool compareOutputs(const Options &options, const kiln_model *model,
     }
     const HostTensor &actual = outputs[i];
     if (expected.numElements() != actual.numElements()) {
-      std::fprintf(stderr, "MISMATCH output '%s': %lld elements, expected %lld\n",
+      std::fprintf(stderr,
+                   "MISMATCH output '%s': %lld elements, expected %lld\n",
                    info.name, static_cast<long long>(actual.numElements()),
                    static_cast<long long>(expected.numElements()));
       ok = false;
@@ -239,19 +240,20 @@ bool compareOutputs(const Options &options, const kiln_model *model,
       double a = element(actual, k), e = element(expected, k);
       if (a == e || (std::isnan(a) && std::isnan(e))) // also equal infinities
         continue;
-      double excess = std::fabs(a - e) - (options.atol + options.rtol * std::fabs(e));
+      double excess =
+          std::fabs(a - e) - (options.atol + options.rtol * std::fabs(e));
       if (std::isnan(excess) || excess > worstExcess) {
         worstExcess = std::isnan(excess) ? INFINITY : excess;
         worst = k;
       }
     }
     if (worst >= 0) {
-      std::fprintf(stderr,
-                   "MISMATCH output '%s' at flat index %lld: got %.9g, expected "
-                   "%.9g (rtol %g, atol %g)\n",
-                   info.name, static_cast<long long>(worst),
-                   element(actual, worst), element(expected, worst),
-                   options.rtol, options.atol);
+      std::fprintf(
+          stderr,
+          "MISMATCH output '%s' at flat index %lld: got %.9g, expected "
+          "%.9g (rtol %g, atol %g)\n",
+          info.name, static_cast<long long>(worst), element(actual, worst),
+          element(expected, worst), options.rtol, options.atol);
       ok = false;
     } else {
       std::printf("output '%s' matches (%lld elements)\n", info.name,
@@ -269,8 +271,10 @@ int main(int argc, char **argv) {
   if (!parseOptions(argc, argv, options, why))
     return usage(why.c_str());
   if (options.threads != 1)
-    std::fprintf(stderr, "note: --threads %d: the thread pool is not built yet "
-                 "(issue 7); running on 1 thread\n", options.threads);
+    std::fprintf(stderr,
+                 "note: --threads %d: the thread pool is not built yet "
+                 "(issue 7); running on 1 thread\n",
+                 options.threads);
 
   kiln_model *model = nullptr;
   if (kiln_model_load(options.model.c_str(), &model) != KILN_OK) {
@@ -332,9 +336,10 @@ int main(int argc, char **argv) {
                        .count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("latency over %d runs: min %.4f ms, median %.4f ms, p90 %.4f ms\n",
-                options.bench, ms.front(), ms[ms.size() / 2],
-                ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
+    std::printf(
+        "latency over %d runs: min %.4f ms, median %.4f ms, p90 %.4f ms\n",
+        options.bench, ms.front(), ms[ms.size() / 2],
+        ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
   }
   kiln_context_destroy(context);
   kiln_model_unload(model);

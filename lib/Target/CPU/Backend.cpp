@@ -66,8 +66,7 @@ FailureOr<int32_t> dtypeOf(Type type, Location loc) {
 }
 
 FailureOr<TensorSignature> tensorSignature(Type type, StringAttr name,
-                                           std::string fallback,
-                                           Location loc) {
+                                           std::string fallback, Location loc) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return emitError(loc) << "model inputs and outputs need static tensor "
@@ -80,8 +79,7 @@ FailureOr<TensorSignature> tensorSignature(Type type, StringAttr name,
                          SmallVector<int64_t>(tensor.getShape())};
 }
 
-void appendJSONTensors(std::string &out,
-                       ArrayRef<TensorSignature> tensors) {
+void appendJSONTensors(std::string &out, ArrayRef<TensorSignature> tensors) {
   out += "[";
   for (auto [i, t] : llvm::enumerate(tensors)) {
     out += i ? ", " : "";
@@ -214,8 +212,8 @@ createTargetMachine(const TargetOptions &options) {
     return llvm::createStringError("cannot create a target machine for " +
                                    triple.str() + " / " + cpu);
   if (!machine->getMCSubtargetInfo()->isCPUStringValid(cpu))
-    return llvm::createStringError("unknown CPU '" + options.cpu +
-                                   "' for " + triple.str());
+    return llvm::createStringError("unknown CPU '" + options.cpu + "' for " +
+                                   triple.str());
   return machine;
 }
 
@@ -226,8 +224,8 @@ class ABIBuilder {
 public:
   ABIBuilder(llvm::Module &module, const ModelSignature &signature)
       : module(module), ctx(module.getContext()), signature(signature),
-        ptr(llvm::PointerType::getUnqual(ctx)), i32(llvm::Type::getInt32Ty(ctx)),
-        i64(llvm::Type::getInt64Ty(ctx)) {}
+        ptr(llvm::PointerType::getUnqual(ctx)),
+        i32(llvm::Type::getInt32Ty(ctx)), i64(llvm::Type::getInt64Ty(ctx)) {}
 
   llvm::Error build() {
     llvm::Function *graph = module.getFunction(kGraphFunctionName);
@@ -240,6 +238,10 @@ public:
     for (llvm::GlobalVariable &g : module.globals())
       if (!g.isDeclaration())
         g.setLinkage(llvm::GlobalValue::InternalLinkage);
+    // kiln_run guarantees distinct, non-overlapping buffers (runtime.h), so
+    // loops need no run-time alias checks.
+    for (unsigned i = 0; i < graph->arg_size(); ++i)
+      graph->addParamAttr(i, llvm::Attribute::NoAlias);
     buildInfo();
     buildRun(graph);
     return llvm::Error::success();
@@ -261,41 +263,39 @@ private:
     for (auto [i, t] : llvm::enumerate(tensors)) {
       std::string prefix = ("kiln." + kind + "." + llvm::Twine(i)).str();
       auto *dimsInit = llvm::ConstantDataArray::get(ctx, ArrayRef(t.shape));
-      auto *dims = new llvm::GlobalVariable(
-          module, dimsInit->getType(), true, llvm::GlobalValue::PrivateLinkage,
-          dimsInit, prefix + ".dims");
+      auto *dims = new llvm::GlobalVariable(module, dimsInit->getType(), true,
+                                            llvm::GlobalValue::PrivateLinkage,
+                                            dimsInit, prefix + ".dims");
       infos.push_back(llvm::ConstantStruct::get(
           infoType, {string(t.name, prefix + ".name"),
                      llvm::ConstantInt::get(i32, t.dtype),
                      llvm::ConstantInt::get(i32, t.shape.size()), dims}));
     }
     auto *arrayType = llvm::ArrayType::get(infoType, infos.size());
-    return new llvm::GlobalVariable(module, arrayType, true,
-                                    llvm::GlobalValue::PrivateLinkage,
-                                    llvm::ConstantArray::get(arrayType, infos),
-                                    "kiln." + kind);
+    return new llvm::GlobalVariable(
+        module, arrayType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(arrayType, infos), "kiln." + kind);
   }
 
   /// const kiln_model_info *kiln_model_get_info(void).
   void buildInfo() {
-    auto *infoType = llvm::StructType::get(
-        ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr});
+    auto *infoType =
+        llvm::StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr});
     auto *info = new llvm::GlobalVariable(
         module, infoType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantStruct::get(
-            infoType,
-            {llvm::ConstantInt::get(i32, KILN_ABI_VERSION),
-             llvm::ConstantInt::get(i32, signature.inputs.size()),
-             llvm::ConstantInt::get(i32, signature.outputs.size()),
-             llvm::ConstantInt::get(i32, 0),
-             tensorInfos(signature.inputs, "inputs"),
-             tensorInfos(signature.outputs, "outputs"),
-             llvm::ConstantInt::get(i64, 0),
-             string(signature.toJSON(), "kiln.signature")}),
+            infoType, {llvm::ConstantInt::get(i32, KILN_ABI_VERSION),
+                       llvm::ConstantInt::get(i32, signature.inputs.size()),
+                       llvm::ConstantInt::get(i32, signature.outputs.size()),
+                       llvm::ConstantInt::get(i32, 0),
+                       tensorInfos(signature.inputs, "inputs"),
+                       tensorInfos(signature.outputs, "outputs"),
+                       llvm::ConstantInt::get(i64, 0),
+                       string(signature.toJSON(), "kiln.signature")}),
         "kiln.info");
-    auto *getInfo = llvm::Function::Create(
-        llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
-        "kiln_model_get_info", module);
+    auto *getInfo = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
+                                           llvm::GlobalValue::ExternalLinkage,
+                                           "kiln_model_get_info", module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", getInfo));
     b.CreateRet(info);
   }
@@ -346,8 +346,7 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 
 FailureOr<std::unique_ptr<llvm::Module>>
 translateAndOptimize(ModuleOp module, const ModelSignature &signature,
-                     llvm::TargetMachine &machine,
-                     llvm::LLVMContext &context) {
+                     llvm::TargetMachine &machine, llvm::LLVMContext &context) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -383,10 +382,17 @@ llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath) {
   std::string object = objectPath.str(), output = outputPath.str();
   // libm and libc by soname, so model.so needs no development files.
-  std::vector<const char *> args = {
-      "ld.lld", "-shared", "--no-undefined", "--as-needed",
-      "-L/lib/x86_64-linux-gnu", "-L/usr/lib/x86_64-linux-gnu",
-      "-o", output.c_str(), object.c_str(), "-l:libm.so.6", "-l:libc.so.6"};
+  std::vector<const char *> args = {"ld.lld",
+                                    "-shared",
+                                    "--no-undefined",
+                                    "--as-needed",
+                                    "-L/lib/x86_64-linux-gnu",
+                                    "-L/usr/lib/x86_64-linux-gnu",
+                                    "-o",
+                                    output.c_str(),
+                                    object.c_str(),
+                                    "-l:libm.so.6",
+                                    "-l:libc.so.6"};
   std::string messages;
   llvm::raw_string_ostream stream(messages);
   lld::Result result =

@@ -64,8 +64,7 @@ createTargetMachine(const TargetOptions &options);
 /// runs LLVM's -O3 pipeline for `machine`.
 mlir::FailureOr<std::unique_ptr<llvm::Module>>
 translateAndOptimize(mlir::ModuleOp module, const ModelSignature &signature,
-                     llvm::TargetMachine &machine,
-                     llvm::LLVMContext &context);
+                     llvm::TargetMachine &machine, llvm::LLVMContext &context);
 
 /// Assembly or an object file of `module`.
 llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
