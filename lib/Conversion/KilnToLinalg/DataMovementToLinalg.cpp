@@ -201,14 +201,73 @@ struct SliceToTensor : public OpConversionPattern<SliceOp> {
   }
 };
 
+/// out[p, j..., q] = data[p, clamp(indices[j...]), q]: a generic over the
+/// output reading the indices through its map and the data with
+/// tensor.extract. Negative indices count from the end; indices out of range
+/// are clamped so bad run-time data cannot read outside the tensor.
+struct GatherToGeneric : public OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
+    auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += dataType.getRank();
+    int64_t indexRank = indicesType.getRank();
+    int64_t rank = type.getRank();
+    MLIRContext *context = getContext();
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t d = 0; d < indexRank; ++d)
+      indexExprs.push_back(getAffineDimExpr(axis + d, context));
+    SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, indexExprs, context),
+                                   rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value data = adaptor.getData();
+    int64_t axisSize = dataType.getDimSize(axis);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), type, adaptor.getIndices(),
+        detail::emptyTensor(rewriter, op.getLoc(), type), maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value index =
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), args[0]);
+          Value size = arith::ConstantIndexOp::create(b, loc, axisSize);
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, loc, negative, arith::AddIOp::create(b, loc, index, size),
+              index);
+          Value last = arith::ConstantIndexOp::create(b, loc, axisSize - 1);
+          index = arith::MaxSIOp::create(
+              b, loc, zero, arith::MinSIOp::create(b, loc, index, last));
+          SmallVector<Value> coordinates;
+          for (int64_t d = 0; d < axis; ++d)
+            coordinates.push_back(linalg::IndexOp::create(b, loc, d));
+          coordinates.push_back(index);
+          for (int64_t d = axis + indexRank; d < rank; ++d)
+            coordinates.push_back(linalg::IndexOp::create(b, loc, d));
+          Value element = tensor::ExtractOp::create(b, loc, data, coordinates);
+          linalg::YieldOp::create(b, loc, element);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateDataMovementToLinalgPatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns
-      .add<ConstantToArith, ReshapeToTensor, TransposeToLinalg, ExpandToGeneric,
-           ConcatToInsertSlices, SplitToExtractSlices, SliceToTensor>(
-          converter, patterns.getContext());
+  patterns.add<ConstantToArith, ReshapeToTensor, TransposeToLinalg,
+               ExpandToGeneric, ConcatToInsertSlices, SplitToExtractSlices,
+               SliceToTensor, GatherToGeneric>(converter,
+                                               patterns.getContext());
 }
 
 } // namespace kiln

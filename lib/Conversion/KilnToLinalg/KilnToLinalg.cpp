@@ -40,7 +40,7 @@ bool hasLinalgLowering(Operation *op) {
     return !expand.getShapeTensor();
   return isa<ConstantOp, MatmulOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              ReduceMinOp, ReduceProdOp, SoftmaxOp, LogSoftmaxOp, TransposeOp,
-             ConcatOp, SplitOp, SliceOp>(op);
+             ConcatOp, SplitOp, SliceOp, GatherOp>(op);
 }
 
 /// Names every kiln op the pass cannot lower yet, in one error.

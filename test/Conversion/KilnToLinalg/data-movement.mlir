@@ -66,3 +66,21 @@ func.func @expand(%x: tensor<1x3xf32>) -> tensor<4x3xf32> {
   %0 = kiln.expand %x to [4, 3] : tensor<1x3xf32> -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// Gather reads the indices through the map and the data with tensor.extract,
+// wrapping negative indices and clamping to the axis.
+// CHECK-DAG: #[[IDX:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg1 : tensor<2x3xi64>)
+// CHECK: arith.index_cast
+// CHECK: arith.select
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: %[[D:.*]] = linalg.index 2 : index
+// CHECK: tensor.extract %arg0[%{{.*}}, %[[D]]] : tensor<5x4xf32>
+func.func @gather(%table: tensor<5x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = kiln.gather %table[%ids] axis = 0 : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""End-to-end: models compiled to model.so by kiln-compile and run by
+kiln-run must match ONNX Runtime (the reference) on the same random inputs:
+|kiln - ort| <= 1e-5 + 1e-4 * |ort| elementwise (f32).
+
+Models: an MLP, a BERT-style encoder layer and a GPT-style decoder block
+with a causal mask, all with random weights (fixed seeds). The ResNet-style
+CNN joins once convolution and pooling are lowered.
+
+Usage: e2e_vs_onnxruntime.py BIN_DIR
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Frontend", "ONNX",
+                                "Inputs"))
+import make_models  # noqa: E402
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def mlp():
+    g = make_models.GraphBuilder(seed=2)
+    x = "x"
+    for fan_in, fan_out in ((128, 256), (256, 128)):
+        x = g.op("Relu", [g.op("Gemm", [x, g.weight("w", [fan_in, fan_out], 0.1),
+                                         g.weight("b", [fan_out], 0.1)])])
+    logits = g.op("Gemm", [x, g.weight("w", [128, 10], 0.1), g.weight("b", [10])])
+    g.nodes.append(helper.make_node("Softmax", [logits], ["probs"], axis=-1))
+    graph = helper.make_graph(
+        g.nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 128])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [8, 10])],
+        g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
+
+
+def bert_layer():
+    class Args:
+        hidden, layers, heads, vocab = 64, 1, 4, 100
+    return make_models.bert(Args()), {"batch": 2, "seq": 16}
+
+
+def gpt_block():
+    """Pre-LN decoder block: causal self-attention and a tanh-GELU MLP."""
+    g = make_models.GraphBuilder(seed=3)
+    hidden, heads, seq = 64, 4, 16
+    head_dim = hidden // heads
+    x = "x"
+    h = make_models.layer_norm(g, x, hidden)
+    split = g.const("split", [1, seq, heads, head_dim])
+
+    def heads_of(t, perm):
+        return g.op("Transpose", [g.op("Reshape", [t, split])], perm=perm)
+
+    q = heads_of(make_models.linear(g, h, hidden, hidden), [0, 2, 1, 3])
+    k = heads_of(make_models.linear(g, h, hidden, hidden), [0, 2, 3, 1])
+    v = heads_of(make_models.linear(g, h, hidden, hidden), [0, 2, 1, 3])
+    scores = g.op("Mul", [g.op("MatMul", [q, k]),
+                          g.const("scale", 1.0 / np.sqrt(head_dim), np.float32)])
+    ones = g.const("ones", np.ones((seq, seq)), np.float32)
+    causal = g.op("Cast", [g.op("Trilu", [ones], upper=0)], to=TensorProto.BOOL)
+    masked = g.op("Where", [causal, scores, g.const("neg", -1e9, np.float32)])
+    probs = g.op("Softmax", [masked], axis=-1)
+    context = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [probs, v])],
+                                    perm=[0, 2, 1, 3]),
+                               g.const("merge", [1, seq, hidden])])
+    x = g.op("Add", [x, make_models.linear(g, context, hidden, hidden)])
+    h = make_models.linear(g, make_models.layer_norm(g, x, hidden), hidden, 4 * hidden)
+    cube = g.op("Mul", [g.op("Mul", [h, h]), h])
+    inner = g.op("Mul", [g.op("Add", [h, g.op("Mul", [cube, g.const("c", 0.044715, np.float32)])]),
+                         g.const("s", np.sqrt(2 / np.pi), np.float32)])
+    gelu = g.op("Mul", [g.op("Mul", [h, g.const("half", 0.5, np.float32)]),
+                        g.op("Add", [g.op("Tanh", [inner]), g.const("one", 1.0, np.float32)])])
+    out = g.op("Add", [x, make_models.linear(g, gelu, 4 * hidden, hidden)])
+    g.nodes.append(helper.make_node("Identity", [out], ["y"]))
+    graph = helper.make_graph(
+        g.nodes, "gpt_block",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, hidden])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, hidden])],
+        g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), {}
+
+
+def random_inputs(model, dims, rng):
+    inputs = {}
+    for value in model.graph.input:
+        tensor = value.type.tensor_type
+        shape = [d.dim_value or dims[d.dim_param] for d in tensor.shape.dim]
+        if tensor.elem_type == TensorProto.INT64:
+            high = 100 if "ids" in value.name else 2
+            array = rng.integers(0 if high > 2 else 1, high, size=shape, dtype=np.int64)
+        else:
+            array = rng.standard_normal(shape).astype(np.float32)
+        inputs[value.name] = array
+    return inputs
+
+
+def check(name, model, dims, bin_dir, work):
+    rng = np.random.default_rng(0)
+    path = os.path.join(work, name + ".onnx")
+    onnx.save(model, path)
+    inputs = random_inputs(model, dims, rng)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    expected = session.run(None, inputs)
+
+    library = os.path.join(work, name + ".so")
+    dim_args = [f"--dim={k}={v}" for k, v in dims.items()]
+    subprocess.run([os.path.join(bin_dir, "kiln-compile"), path, "-o", library] + dim_args,
+                   check=True)
+    args = []
+    for input_name, array in inputs.items():
+        npy = os.path.join(work, f"{name}.{input_name}.npy")
+        np.save(npy, array)
+        args.append(f"--input={input_name}={npy}")
+    out_dir = os.path.join(work, name + ".out")
+    os.makedirs(out_dir, exist_ok=True)
+    subprocess.run([os.path.join(bin_dir, "kiln-run"), library, "--output-dir", out_dir]
+                   + args, check=True, stdout=subprocess.DEVNULL)
+    ok = True
+    for output, reference in zip(model.graph.output, expected):
+        actual = np.load(os.path.join(out_dir, output.name + ".npy"))
+        error = np.abs(actual - reference)
+        bound = ATOL + RTOL * np.abs(reference)
+        worst = float(np.max(error - bound))
+        status = "ok" if worst <= 0 else "MISMATCH"
+        ok &= worst <= 0
+        print(f"{name}/{output.name}: {status}, max |kiln - ort| = {error.max():.3g} "
+              f"(max relative {float(np.max(error / (np.abs(reference) + 1e-30))):.3g})")
+    return ok
+
+
+def main():
+    bin_dir = sys.argv[1]
+    models = {"mlp": mlp(), "bert_layer": bert_layer(), "gpt_block": gpt_block()}
+    with tempfile.TemporaryDirectory() as work:
+        results = [check(name, model, dims, bin_dir, work)
+                   for name, (model, dims) in models.items()]
+    print(f"{sum(results)} of {len(results)} models match ONNX Runtime "
+          f"(rtol {RTOL}, atol {ATOL})")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
