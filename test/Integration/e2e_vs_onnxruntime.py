@@ -3,9 +3,9 @@
 kiln-run must match ONNX Runtime (the reference) on the same random inputs:
 |kiln - ort| <= 1e-5 + 1e-4 * |ort| elementwise (f32).
 
-Models: an MLP, a BERT-style encoder layer and a GPT-style decoder block
-with a causal mask, all with random weights (fixed seeds). The ResNet-style
-CNN joins once convolution and pooling are lowered.
+Models: an MLP, a ResNet-style CNN (224x224), a BERT-style encoder layer and
+a GPT-style decoder block with a causal mask, all with random weights
+(fixed seeds).
 
 Usage: e2e_vs_onnxruntime.py BIN_DIR
 """
@@ -40,6 +40,12 @@ def mlp():
         [helper.make_tensor_value_info("probs", TensorProto.FLOAT, [8, 10])],
         g.initializers)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
+
+
+def resnet_cnn():
+    class Args:
+        pass
+    return make_models.resnet(Args()), {"batch": 1}
 
 
 def bert_layer():
@@ -141,7 +147,8 @@ def check(name, model, dims, bin_dir, work):
 
 def main():
     bin_dir = sys.argv[1]
-    models = {"mlp": mlp(), "bert_layer": bert_layer(), "gpt_block": gpt_block()}
+    models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
+              "gpt_block": gpt_block()}
     with tempfile.TemporaryDirectory() as work:
         results = [check(name, model, dims, bin_dir, work)
                    for name, (model, dims) in models.items()]

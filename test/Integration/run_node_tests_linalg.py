@@ -30,7 +30,7 @@ from node_import_sweep import frozen_inputs  # noqa: E402
 
 LOWER_TO_LLVM = [
     "--one-shot-bufferize=bufferize-function-boundaries",
-    "--convert-linalg-to-loops", "--expand-strided-metadata", "--lower-affine",
+    "--convert-memref-copy-to-linalg", "--convert-linalg-to-loops", "--expand-strided-metadata", "--lower-affine",
     "--convert-scf-to-cf", "--math-expand-ops=ops=rsqrt", "--convert-math-to-funcs",
     "--convert-math-to-libm", "--convert-math-to-llvm",
     "--convert-arith-to-llvm", "--finalize-memref-to-llvm",
@@ -151,7 +151,7 @@ def run_test(bin_dir, llvm_bin, test_dir):
     close = body.rfind("}")
     program = (body[:close] + entry_function(inputs, outputs) + "\n}\n" +
                ("{-#" + resources if resources else ""))
-    llvm = subprocess.run([os.path.join(llvm_bin, "mlir-opt")] + LOWER_TO_LLVM,
+    llvm = subprocess.run([os.path.join(bin_dir, "kiln-opt")] + LOWER_TO_LLVM,
                           input=program, capture_output=True, text=True)
     if llvm.returncode != 0:
         return name, "failed", "mlir-opt: " + llvm.stderr[:400]

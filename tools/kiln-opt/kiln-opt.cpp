@@ -18,21 +18,22 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  // kiln's dialect and passes plus every upstream one, so kiln-opt can run
+  // any stage of kiln's pipeline (bufferization, lowering to LLVM, ...).
   mlir::DialectRegistry registry;
-  registry.insert<kiln::KilnDialect, mlir::arith::ArithDialect,
-                  mlir::bufferization::BufferizationDialect,
-                  mlir::func::FuncDialect, mlir::linalg::LinalgDialect,
-                  mlir::math::MathDialect, mlir::memref::MemRefDialect,
-                  mlir::scf::SCFDialect, mlir::tensor::TensorDialect,
-                  mlir::vector::VectorDialect>();
+  registry.insert<kiln::KilnDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
-  // Generic upstream passes the kiln pipelines use: canonicalize, cse, ...
-  mlir::registerTransformsPasses();
+  mlir::registerAllPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));
 }

@@ -23,4 +23,16 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertMemRefCopyToLinalg
+    : Pass<"convert-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Rewrite memref.copy as linalg.copy";
+  let description = [{
+    A memref.copy between buffers with non-identity layouts (into a subview,
+    as tensor.pad and tensor.insert_slice bufferize) lowers to a call into
+    MLIR's C runner library, which a model.so cannot link. As linalg.copy it
+    becomes ordinary loops.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

@@ -40,7 +40,8 @@ bool hasLinalgLowering(Operation *op) {
     return !expand.getShapeTensor();
   return isa<ConstantOp, MatmulOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              ReduceMinOp, ReduceProdOp, SoftmaxOp, LogSoftmaxOp, TransposeOp,
-             ConcatOp, SplitOp, SliceOp, GatherOp>(op);
+             ConcatOp, SplitOp, SliceOp, GatherOp, ConvOp, MaxPoolOp>(op) ||
+         (isa<AvgPoolOp>(op) && getElementTypeOrSelf(op->getResult(0)).isF32());
 }
 
 /// Names every kiln op the pass cannot lower yet, in one error.
@@ -82,6 +83,7 @@ struct ConvertKilnToLinalgPass
     populateContractionToLinalgPatterns(converter, patterns);
     populateReductionToLinalgPatterns(converter, patterns);
     populateDataMovementToLinalgPatterns(converter, patterns);
+    populateWindowToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

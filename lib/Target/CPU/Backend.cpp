@@ -168,6 +168,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm) {
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
       "func.func(buffer-deallocation-pipeline),"
+      "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-loops),expand-strided-metadata,"
       "lower-affine,convert-scf-to-cf,math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"

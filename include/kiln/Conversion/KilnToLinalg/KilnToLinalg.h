@@ -21,6 +21,8 @@ void populateContractionToLinalgPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+void populateWindowToLinalgPatterns(mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 void populateDataMovementToLinalgPatterns(mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
 
