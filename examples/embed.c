@@ -3,7 +3,7 @@
  *
  *   kiln-compile examples/mlp.onnxtext --dim batch=1 -o mlp.so
  *   cc examples/embed.c -Iinclude -Lbuild/lib -lKilnRuntime -lstdc++ -ldl
- *   ./a.out mlp.so
+ *   ./a.out ./mlp.so
  */
 
 #include "kiln/runtime.h"

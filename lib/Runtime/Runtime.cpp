@@ -9,6 +9,7 @@
 #include "kiln/runtime.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -77,7 +78,12 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "kiln_model_load: path and model must not be null");
   *model = nullptr;
-  void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  // A bare file name that exists is that file (dlopen would search the
+  // library path instead, and miss it).
+  std::string resolved = path;
+  if (!std::strchr(path, '/') && access(path, F_OK) == 0)
+    resolved = std::string("./") + path;
+  void *library = dlopen(resolved.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!library)
     return fail(KILN_ERROR_LOAD, "cannot load '%s': %s", path, dlerror());
   auto getInfo =

@@ -2,8 +2,8 @@
 """Runs ONNX backend node tests through kiln's linalg lowering and checks the
 results against the tests' reference outputs.
 
-Until the native backend exists (issue 4) this executes the lowered IR with
-MLIR's JIT runner: kiln-compile -> kiln-opt --convert-kiln-to-linalg ->
+This checks the lowering on its own, independent of kiln's backend and
+runtime, by executing the lowered IR with MLIR's JIT runner: kiln-compile -> kiln-opt --convert-kiln-to-linalg ->
 mlir-opt (bufferize, lower to LLVM) -> mlir-runner, with the test inputs
 embedded as constants and the outputs printed. A test whose model does not
 import or lower is skipped (reported); one that runs must match within

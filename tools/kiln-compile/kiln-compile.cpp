@@ -104,9 +104,13 @@ int64_t peakResidentMiB() {
   return kib / 1024;
 }
 
+/// -v as parsed: lld (linked in) resets LLVM's command-line options when it
+/// runs, so the flag itself cannot be read after linking.
+bool verboseOutput = false;
+
 /// With -v, reports the peak memory after each stage (next to its time).
 void reportPeakMemory(llvm::StringRef stage) {
-  if (verbose)
+  if (verboseOutput)
     llvm::errs() << "kiln-compile: peak memory after " << stage << ": "
                  << peakResidentMiB() << " MiB\n";
 }
@@ -273,6 +277,7 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "kiln ONNX compiler\n");
 
+  verboseOutput = verbose;
   kiln::frontend::ImportOptions options;
   if (failed(parseOptions(options)))
     return 1;
@@ -288,7 +293,7 @@ int main(int argc, char **argv) {
 
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
-  if (verbose)
+  if (verboseOutput)
     timing.setEnabled(true);
   TimingScope root = timing.getRootScope();
 

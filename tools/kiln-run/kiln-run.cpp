@@ -117,35 +117,65 @@ HostTensor allocate(const kiln_tensor_info &info) {
   return t;
 }
 
+/// An IEEE half (binary16) as a float.
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f,
+           mantissa = h & 0x3ff;
+  if (exponent == 0x1f) // infinity or NaN
+    exponent = 0xff;
+  else if (exponent != 0)
+    exponent += 127 - 15;
+  else if (mantissa != 0) { // subnormal: normalize
+    exponent = 127 - 15 + 1;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      --exponent;
+    }
+    mantissa &= 0x3ff;
+  }
+  uint32_t bits = sign | exponent << 23 | mantissa << 13;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 /// Element `i` of a tensor as a double (for comparisons and printing).
 double element(const HostTensor &t, int64_t i) {
   const uint8_t *p = t.bytes.data() + i * kiln_dtype_size(t.dtype);
+  auto load = [p](auto value) {
+    std::memcpy(&value, p, sizeof value);
+    return value;
+  };
   switch (t.dtype) {
-  case KILN_DTYPE_F32: {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case KILN_DTYPE_F64: {
-    double v;
-    std::memcpy(&v, p, 8);
-    return v;
+  case KILN_DTYPE_F32:
+    return load(float());
+  case KILN_DTYPE_F64:
+    return load(double());
+  case KILN_DTYPE_F16:
+    return halfToFloat(load(uint16_t()));
+  case KILN_DTYPE_BF16: {
+    uint32_t bits = uint32_t(load(uint16_t())) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
   }
   case KILN_DTYPE_I8:
-    return static_cast<int8_t>(*p);
+    return load(int8_t());
   case KILN_DTYPE_U8:
   case KILN_DTYPE_BOOL:
-    return *p;
-  case KILN_DTYPE_I32: {
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-  }
-  case KILN_DTYPE_I64: {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return static_cast<double>(v);
-  }
+    return load(uint8_t());
+  case KILN_DTYPE_I16:
+    return load(int16_t());
+  case KILN_DTYPE_U16:
+    return load(uint16_t());
+  case KILN_DTYPE_I32:
+    return load(int32_t());
+  case KILN_DTYPE_U32:
+    return load(uint32_t());
+  case KILN_DTYPE_I64:
+    return static_cast<double>(load(int64_t()));
+  case KILN_DTYPE_U64:
+    return static_cast<double>(load(uint64_t()));
   default:
     return NAN;
   }
@@ -226,11 +256,19 @@ bool compareOutputs(const Options &options, const kiln_model *model,
       return false;
     }
     const HostTensor &actual = outputs[i];
-    if (expected.numElements() != actual.numElements()) {
-      std::fprintf(stderr,
-                   "MISMATCH output '%s': %lld elements, expected %lld\n",
-                   info.name, static_cast<long long>(actual.numElements()),
-                   static_cast<long long>(expected.numElements()));
+    // ONNX test data stores bfloat16 as uint16 (numpy has no bf16).
+    if (expected.dtype == KILN_DTYPE_U16 && actual.dtype == KILN_DTYPE_BF16)
+      expected.dtype = KILN_DTYPE_BF16;
+    if (expected.dtype != actual.dtype || expected.dims != actual.dims) {
+      auto describe = [](const HostTensor &t) {
+        std::string text = std::string(kiln_dtype_name(t.dtype)) + "[";
+        for (size_t d = 0; d < t.dims.size(); ++d)
+          text += (d ? "x" : "") + std::to_string(t.dims[d]);
+        return text + "]";
+      };
+      std::fprintf(stderr, "MISMATCH output '%s': %s, expected %s\n",
+                   info.name, describe(actual).c_str(),
+                   describe(expected).c_str());
       ok = false;
       continue;
     }

@@ -382,7 +382,9 @@ llvm::Error emitMachineCode(llvm::Module &module, llvm::TargetMachine &machine,
 llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                               llvm::StringRef outputPath) {
   std::string object = objectPath.str(), output = outputPath.str();
-  // libm and libc by soname, so model.so needs no development files.
+  // libm, libc and libgcc_s (half-precision conversion helpers) by soname,
+  // so model.so needs no development files; --as-needed keeps only the
+  // ones the code uses.
   std::vector<const char *> args = {"ld.lld",
                                     "-shared",
                                     "--no-undefined",
@@ -393,7 +395,8 @@ llvm::Error linkSharedLibrary(llvm::StringRef objectPath,
                                     output.c_str(),
                                     object.c_str(),
                                     "-l:libm.so.6",
-                                    "-l:libc.so.6"};
+                                    "-l:libc.so.6",
+                                    "-l:libgcc_s.so.1"};
   std::string messages;
   llvm::raw_string_ostream stream(messages);
   lld::Result result =
