@@ -260,14 +260,107 @@ struct GatherToGeneric : public OpConversionPattern<GatherOp> {
   }
 };
 
+/// Constant padding: negative pads crop first (extract_slice), then
+/// tensor.pad adds the positive ones. Reflect and edge padding: a generic
+/// over the output that reads the input at the reflected or clamped index.
+struct PadToTensor : public OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    Value input = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> pads = op.getPads();
+    if (type.getNumElements() == 0) {
+      rewriter.replaceOp(op, detail::emptyTensor(rewriter, loc, type));
+      return success();
+    }
+    if (op.getMode() != PadMode::Constant) {
+      rewriter.replaceOp(
+          op, reflectOrEdge(rewriter, loc, input, type, pads, op.getMode()));
+      return success();
+    }
+    // Crop negative pads.
+    SmallVector<int64_t> offsets(rank), sizes(inputType.getShape()),
+        strides(rank, 1);
+    bool crop = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t low = std::min<int64_t>(pads[d], 0);
+      int64_t high = std::min<int64_t>(pads[d + rank], 0);
+      offsets[d] = -low;
+      sizes[d] += low + high;
+      crop |= low || high;
+    }
+    if (crop)
+      input = tensor::ExtractSliceOp::create(
+          rewriter, loc, inputType.clone(sizes), input, ValueRange(),
+          ValueRange(), ValueRange(), offsets, sizes, strides);
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t d = 0; d < rank; ++d) {
+      low.push_back(rewriter.getIndexAttr(std::max<int64_t>(pads[d], 0)));
+      high.push_back(
+          rewriter.getIndexAttr(std::max<int64_t>(pads[d + rank], 0)));
+    }
+    Value value = detail::scalarConstant(rewriter, loc, type.getElementType(),
+                                         op.getValue().convertToDouble());
+    rewriter.replaceOpWithNewOp<tensor::PadOp>(op, type, input, low, high,
+                                               value);
+    return success();
+  }
+
+  static Value reflectOrEdge(OpBuilder &b, Location loc, Value input,
+                             RankedTensorType type, ArrayRef<int64_t> pads,
+                             PadMode mode) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = type.getRank();
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, loc, type, ValueRange(), detail::emptyTensor(b, loc, type),
+               ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange) {
+                 SmallVector<Value> coordinates;
+                 for (int64_t d = 0; d < rank; ++d) {
+                   int64_t n = inputType.getDimSize(d);
+                   auto c = [&](int64_t v) -> Value {
+                     return arith::ConstantIndexOp::create(nb, l, v);
+                   };
+                   Value i = arith::SubIOp::create(
+                       nb, l, linalg::IndexOp::create(nb, l, d), c(pads[d]));
+                   if (mode == PadMode::Reflect) {
+                     // i < 0 -> -i;  i > n - 1 -> 2 (n - 1) - i.
+                     Value negated = arith::SubIOp::create(nb, l, c(0), i);
+                     i = arith::MaxSIOp::create(nb, l, i, negated);
+                     Value mirrored =
+                         arith::SubIOp::create(nb, l, c(2 * (n - 1)), i);
+                     i = arith::MinSIOp::create(nb, l, i, mirrored);
+                   }
+                   // Edge, and any reflection larger than the dim: clamp.
+                   i = arith::MaxSIOp::create(
+                       nb, l, c(0), arith::MinSIOp::create(nb, l, i, c(n - 1)));
+                   coordinates.push_back(i);
+                 }
+                 linalg::YieldOp::create(nb, l,
+                                         ValueRange{tensor::ExtractOp::create(
+                                             nb, l, input, coordinates)});
+               })
+        .getResult(0);
+  }
+};
+
 } // namespace
 
 void populateDataMovementToLinalgPatterns(TypeConverter &converter,
                                           RewritePatternSet &patterns) {
   patterns.add<ConstantToArith, ReshapeToTensor, TransposeToLinalg,
                ExpandToGeneric, ConcatToInsertSlices, SplitToExtractSlices,
-               SliceToTensor, GatherToGeneric>(converter,
-                                               patterns.getContext());
+               SliceToTensor, GatherToGeneric, PadToTensor>(
+      converter, patterns.getContext());
 }
 
 } // namespace kiln

@@ -40,7 +40,8 @@ bool hasLinalgLowering(Operation *op) {
     return !expand.getShapeTensor();
   return isa<ConstantOp, MatmulOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
              ReduceMinOp, ReduceProdOp, SoftmaxOp, LogSoftmaxOp, TransposeOp,
-             ConcatOp, SplitOp, SliceOp, GatherOp, ConvOp, MaxPoolOp>(op) ||
+             ConcatOp, SplitOp, SliceOp, GatherOp, ConvOp, MaxPoolOp, ArgMaxOp,
+             ArgMinOp, PadOp>(op) ||
          (isa<AvgPoolOp>(op) && getElementTypeOrSelf(op->getResult(0)).isF32());
 }
 

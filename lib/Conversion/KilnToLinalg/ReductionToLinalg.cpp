@@ -194,6 +194,91 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
   }
 };
 
+/// argmax/argmin: a reduction generic with two outputs, the best value and
+/// its index (i64), comparing strictly (first index wins) or not
+/// (select_last_index). NaN counts as the extreme, as numpy does.
+template <typename OpTy, bool isMax>
+struct ArgReduceToGeneric : public OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    auto resultType = cast<RankedTensorType>(
+        this->getTypeConverter()->convertType(op.getType()));
+    int64_t rank = inputType.getRank();
+    int64_t axis = static_cast<int64_t>(op.getAxis());
+    if (axis < 0)
+      axis += rank;
+    Type elementType = inputType.getElementType();
+    bool isUnsigned = cast<RankedTensorType>(op.getInput().getType())
+                          .getElementType()
+                          .isUnsignedInteger();
+    auto valueType = resultType.clone(elementType);
+    Value identity =
+        detail::scalarConstant(rewriter, loc, elementType,
+                               identityOf(isMax ? Combiner::Max : Combiner::Min,
+                                          elementType, isUnsigned));
+    Value values = detail::filledTensor(rewriter, loc, valueType, identity);
+    Value indices = detail::filledTensor(
+        rewriter, loc, resultType,
+        detail::scalarConstant(rewriter, loc, rewriter.getI64Type(), 0));
+    MLIRContext *context = this->getContext();
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t d = 0; d < rank; ++d) {
+      iterators.push_back(d == axis ? utils::IteratorType::reduction
+                                    : utils::IteratorType::parallel);
+      if (d != axis)
+        outExprs.push_back(getAffineDimExpr(d, context));
+      else if (op.getKeepdims())
+        outExprs.push_back(getAffineConstantExpr(0, context));
+    }
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, context);
+    bool lastIndex = op.getSelectLastIndex();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{valueType, resultType}, adaptor.getInput(),
+        ValueRange{values, indices},
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), outMap,
+                            outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0], best = args[1], bestIndex = args[2];
+          Value better;
+          if (isa<FloatType>(elementType)) {
+            using P = arith::CmpFPredicate;
+            // Unordered predicates make a NaN candidate win.
+            P strict = isMax ? P::UGT : P::ULT, loose = isMax ? P::UGE : P::ULE;
+            better = arith::CmpFOp::create(b, l, lastIndex ? loose : strict, x,
+                                           best);
+          } else {
+            using P = arith::CmpIPredicate;
+            P strict = isMax ? (isUnsigned ? P::ugt : P::sgt)
+                             : (isUnsigned ? P::ult : P::slt);
+            P loose = isMax ? (isUnsigned ? P::uge : P::sge)
+                            : (isUnsigned ? P::ule : P::sle);
+            better = arith::CmpIOp::create(b, l, lastIndex ? loose : strict, x,
+                                           best);
+          }
+          Value index = arith::IndexCastOp::create(
+              b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
+          // The first element always replaces the identity.
+          Value first =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, index,
+                                    arith::ConstantIntOp::create(b, l, 0, 64));
+          better = arith::OrIOp::create(b, l, better, first);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{
+                  arith::SelectOp::create(b, l, better, x, best),
+                  arith::SelectOp::create(b, l, better, index, bestIndex)});
+        });
+    rewriter.replaceOp(op, generic.getResult(1));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateReductionToLinalgPatterns(TypeConverter &converter,
@@ -205,7 +290,9 @@ void populateReductionToLinalgPatterns(TypeConverter &converter,
                ReduceToGeneric<ReduceMaxOp, Combiner::Max>,
                ReduceToGeneric<ReduceMinOp, Combiner::Min>,
                SoftmaxToGenerics<SoftmaxOp, false>,
-               SoftmaxToGenerics<LogSoftmaxOp, true>>(converter, context);
+               SoftmaxToGenerics<LogSoftmaxOp, true>,
+               ArgReduceToGeneric<ArgMaxOp, true>,
+               ArgReduceToGeneric<ArgMinOp, false>>(converter, context);
 }
 
 } // namespace kiln

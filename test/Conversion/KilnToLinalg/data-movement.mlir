@@ -84,3 +84,29 @@ func.func @gather(%table: tensor<5x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x
   %0 = kiln.gather %table[%ids] axis = 0 : (tensor<5x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   return %0 : tensor<2x3x4xf32>
 }
+
+// -----
+
+// Constant padding crops negative pads, then pads the positive ones.
+// CHECK-LABEL: func.func @pad_constant
+// CHECK: %[[CROP:.*]] = tensor.extract_slice %arg0[0, 1] [4, 4] [1, 1]
+// CHECK: tensor.pad %[[CROP]] low[1, 0] high[2, 0]
+// CHECK: tensor.yield %{{.*}} : f32
+func.func @pad_constant(%x: tensor<4x5xf32>) -> tensor<7x4xf32> {
+  %0 = kiln.pad %x pads = [1, -1, 2, 0] mode = constant {value = 1.5 : f64} : tensor<4x5xf32> -> tensor<7x4xf32>
+  return %0 : tensor<7x4xf32>
+}
+
+// -----
+
+// Reflect: i < 0 reads -i, i > n - 1 reads 2 (n - 1) - i.
+// CHECK-LABEL: func.func @pad_reflect
+// CHECK: linalg.generic
+// CHECK: linalg.index 0
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: tensor.extract %arg0
+func.func @pad_reflect(%x: tensor<5xf32>) -> tensor<8xf32> {
+  %0 = kiln.pad %x pads = [1, 2] mode = reflect : tensor<5xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -62,3 +62,20 @@ func.func @softmax(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
   %1 = kiln.log_softmax %x axis = 1 : tensor<2x5xf32> -> tensor<2x5xf32>
   return %0, %1 : tensor<2x5xf32>, tensor<2x5xf32>
 }
+
+// -----
+
+// Argmax keeps (value, index) pairs; a strict comparison keeps the first
+// index, select_last_index a non-strict one. Unordered compares let NaN win.
+// CHECK-LABEL: func.func @argmax
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<2x5xf32>) outs(%{{.*}}, %{{.*}} : tensor<2xf32>, tensor<2xi64>)
+// CHECK: arith.cmpf ugt
+// CHECK: linalg.index 1
+// CHECK: arith.select
+// CHECK: linalg.yield
+// CHECK: arith.cmpf ule
+func.func @argmax(%x: tensor<2x5xf32>) -> (tensor<2xi64>, tensor<2x1xi64>) {
+  %0 = kiln.argmax %x axis = 1 : tensor<2x5xf32> -> tensor<2xi64>
+  %1 = kiln.argmin %x axis = -1 keepdims {select_last_index} : tensor<2x5xf32> -> tensor<2x1xi64>
+  return %0, %1 : tensor<2xi64>, tensor<2x1xi64>
+}
