@@ -42,7 +42,8 @@ bool hasLinalgLowering(Operation *op) {
              ReduceMinOp, ReduceProdOp, SoftmaxOp, LogSoftmaxOp, TransposeOp,
              ConcatOp, SplitOp, SliceOp, GatherOp, ConvOp, MaxPoolOp, ArgMaxOp,
              ArgMinOp, PadOp>(op) ||
-         (isa<AvgPoolOp>(op) && getElementTypeOrSelf(op->getResult(0)).isF32());
+         (isa<AvgPoolOp, ResizeOp>(op) &&
+          getElementTypeOrSelf(op->getResult(0)).isF32());
 }
 
 /// Names every kiln op the pass cannot lower yet, in one error.
@@ -85,6 +86,7 @@ struct ConvertKilnToLinalgPass
     populateReductionToLinalgPatterns(converter, patterns);
     populateDataMovementToLinalgPatterns(converter, patterns);
     populateWindowToLinalgPatterns(converter, patterns);
+    populateResizeToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);

@@ -23,6 +23,8 @@ void populateReductionToLinalgPatterns(mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
 void populateWindowToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
+void populateResizeToLinalgPatterns(mlir::TypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
 void populateDataMovementToLinalgPatterns(mlir::TypeConverter &converter,
                                           mlir::RewritePatternSet &patterns);
 

@@ -1,0 +1,191 @@
+//===- ResizeToLinalg.cpp - kiln.resize to linalg -------------------------===//
+//
+// One generic over the output: each output index maps to an input
+// coordinate by the coordinate transform; nearest mode rounds it and reads
+// one element, linear mode blends the 2^k neighbours over the k dims whose
+// size or scale changes. Coordinates are clamped to the input, as in ONNX's
+// reference implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+class ResizeEmitter {
+public:
+  ResizeEmitter(OpBuilder &b, Location loc, ResizeOp op,
+                RankedTensorType inputType)
+      : b(b), loc(loc), op(op), inputType(inputType) {}
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+
+  /// The input coordinate (f32) of output index `d` along dim `d`.
+  Value sourceCoordinate(int64_t d) {
+    int64_t n = inputType.getDimSize(d);
+    int64_t m = op.getSizes()[d];
+    float scale = op.getScales()[d];
+    Value o = arith::UIToFPOp::create(
+        b, loc, b.getF32Type(),
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                     linalg::IndexOp::create(b, loc, d)));
+    auto add = [&](Value x, double c) {
+      return arith::AddFOp::create(b, loc, x, f32(c)).getResult();
+    };
+    auto div = [&](Value x, double c) {
+      return arith::DivFOp::create(b, loc, x, f32(c)).getResult();
+    };
+    switch (op.getCoordinateTransform()) {
+    case CoordinateTransform::HalfPixel:
+      return add(div(add(o, 0.5), scale), -0.5);
+    case CoordinateTransform::PytorchHalfPixel:
+      return m > 1 ? add(div(add(o, 0.5), scale), -0.5) : f32(0);
+    case CoordinateTransform::AlignCorners: {
+      // ONNX divides by the unrounded resized length n * scale.
+      double resized = double(n) * scale;
+      if (m == 1 || resized <= 1)
+        return f32(0);
+      return arith::MulFOp::create(b, loc, o,
+                                   f32(double(n - 1) / (resized - 1)));
+    }
+    case CoordinateTransform::Asymmetric:
+      return div(o, scale);
+    case CoordinateTransform::TfHalfPixelForNearest:
+      return div(add(o, 0.5), scale);
+    }
+    llvm_unreachable("unknown coordinate transform");
+  }
+
+  /// An index in [0, n - 1] from an integral f32 coordinate.
+  Value clampedIndex(Value x, int64_t n) {
+    Value clamped = arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, f32(0)), f32(n - 1));
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped));
+  }
+
+  Value nearestIndex(int64_t d) {
+    Value x = sourceCoordinate(d);
+    switch (op.getNearestMode()) {
+    case NearestMode::RoundPreferFloor:
+      x = math::CeilOp::create(b, loc,
+                               arith::SubFOp::create(b, loc, x, f32(0.5)));
+      break;
+    case NearestMode::RoundPreferCeil:
+      x = math::FloorOp::create(b, loc,
+                                arith::AddFOp::create(b, loc, x, f32(0.5)));
+      break;
+    case NearestMode::Floor:
+      x = math::FloorOp::create(b, loc, x);
+      break;
+    case NearestMode::Ceil:
+      x = math::CeilOp::create(b, loc, x);
+      break;
+    }
+    return clampedIndex(x, inputType.getDimSize(d));
+  }
+
+  Value emit(Value input) {
+    int64_t rank = inputType.getRank();
+    if (op.getMode() == ResizeMode::Nearest) {
+      SmallVector<Value> coordinates;
+      for (int64_t d = 0; d < rank; ++d)
+        coordinates.push_back(nearestIndex(d));
+      return tensor::ExtractOp::create(b, loc, input, coordinates);
+    }
+    // Linear: per dim, the two neighbours and the weight of the upper one.
+    SmallVector<Value> lower(rank), upper(rank), weight(rank);
+    SmallVector<int64_t> blended;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t n = inputType.getDimSize(d);
+      bool identity = op.getSizes()[d] == n && op.getScales()[d] == 1.0f;
+      if (identity || n == 1) {
+        lower[d] = n == 1
+                       ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+                       : linalg::IndexOp::create(b, loc, d).getResult();
+        continue;
+      }
+      Value x = arith::MinimumFOp::create(
+          b, loc,
+          arith::MaximumFOp::create(b, loc, sourceCoordinate(d), f32(0)),
+          f32(n - 1));
+      Value x0 = math::FloorOp::create(b, loc, x);
+      lower[d] = clampedIndex(x0, n);
+      upper[d] = clampedIndex(arith::AddFOp::create(b, loc, x0, f32(1)), n);
+      weight[d] = arith::SubFOp::create(b, loc, x, x0);
+      blended.push_back(d);
+    }
+    Value sum;
+    for (unsigned corner = 0; corner < (1u << blended.size()); ++corner) {
+      SmallVector<Value> coordinates(lower);
+      Value w = f32(1);
+      for (auto [bit, d] : llvm::enumerate(blended)) {
+        bool high = corner & (1u << bit);
+        coordinates[d] = high ? upper[d] : lower[d];
+        Value factor =
+            high ? weight[d]
+                 : arith::SubFOp::create(b, loc, f32(1), weight[d]).getResult();
+        w = arith::MulFOp::create(b, loc, w, factor);
+      }
+      Value value = tensor::ExtractOp::create(b, loc, input, coordinates);
+      Value term = arith::MulFOp::create(b, loc, w, value);
+      sum = sum ? arith::AddFOp::create(b, loc, sum, term).getResult() : term;
+    }
+    return sum;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  ResizeOp op;
+  RankedTensorType inputType;
+};
+
+struct ResizeToGeneric : public OpConversionPattern<ResizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    if (!type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "resize is lowered for f32");
+    int64_t rank = type.getRank();
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value input = adaptor.getInput();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), type, ValueRange(),
+        detail::emptyTensor(rewriter, op.getLoc(), type),
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)}, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          ResizeEmitter emitter(b, loc, op, inputType);
+          linalg::YieldOp::create(b, loc, emitter.emit(input));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateResizeToLinalgPatterns(TypeConverter &converter,
+                                    RewritePatternSet &patterns) {
+  patterns.add<ResizeToGeneric>(converter, patterns.getContext());
+}
+
+} // namespace kiln
