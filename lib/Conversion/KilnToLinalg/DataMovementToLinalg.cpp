@@ -117,9 +117,7 @@ struct ConcatToInsertSlices : public OpConversionPattern<ConcatOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type =
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += type.getRank();
+    int64_t axis = detail::normalizedAxis(op.getAxis(), type.getRank());
     Value result = detail::emptyTensor(rewriter, op.getLoc(), type);
     int64_t offset = 0;
     for (Value input : adaptor.getInputs()) {
@@ -141,9 +139,9 @@ struct SplitToExtractSlices : public OpConversionPattern<SplitOp> {
   LogicalResult
   matchAndRewrite(SplitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += cast<RankedTensorType>(op.getInput().getType()).getRank();
+    int64_t axis = detail::normalizedAxis(
+        op.getAxis(),
+        cast<RankedTensorType>(op.getInput().getType()).getRank());
     SmallVector<Value> pieces;
     int64_t offset = 0;
     for (Value output : op.getOutputs()) {
@@ -215,9 +213,7 @@ struct GatherToGeneric : public OpConversionPattern<GatherOp> {
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     auto dataType = cast<RankedTensorType>(adaptor.getData().getType());
     auto indicesType = cast<RankedTensorType>(adaptor.getIndices().getType());
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += dataType.getRank();
+    int64_t axis = detail::normalizedAxis(op.getAxis(), dataType.getRank());
     int64_t indexRank = indicesType.getRank();
     int64_t rank = type.getRank();
     MLIRContext *context = getContext();

@@ -31,7 +31,9 @@ class ScalarEmitter {
 public:
   ScalarEmitter(OpBuilder &b, Location loc, Type kilnElementType)
       : b(b), loc(loc), isFloat(isa<FloatType>(kilnElementType)),
-        isUnsigned(kilnElementType.isUnsignedInteger()) {}
+        // bool (i1) orders false < true: compare it unsigned.
+        isUnsigned(kilnElementType.isUnsignedInteger() ||
+                   kilnElementType.isInteger(1)) {}
 
   Value constant(Value like, double v) {
     return scalarConstant(b, loc, like.getType(), v);

@@ -122,7 +122,9 @@ struct ReduceToGeneric : public OpConversionPattern<OpTy> {
       llvm::consumeError(axes.takeError());
       return rewriter.notifyMatchFailure(op, "invalid axes");
     }
-    bool isUnsigned = inputType.getElementType().isUnsignedInteger();
+    // bool (i1) orders false < true: compare it unsigned.
+    bool isUnsigned = inputType.getElementType().isUnsignedInteger() ||
+                      inputType.getElementType().isInteger(1);
     Location loc = op.getLoc();
     Value result = reduce(rewriter, loc, adaptor.getInput(), *axes,
                           op.getKeepdims(), resultType, combiner, isUnsigned);
@@ -161,9 +163,7 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     auto type = cast<RankedTensorType>(x.getType());
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += type.getRank();
+    int64_t axis = detail::normalizedAxis(op.getAxis(), type.getRank());
     SmallVector<int64_t> keptShape(type.getShape());
     keptShape[axis] = 1;
     auto keptType = type.clone(keptShape);
@@ -209,9 +209,7 @@ struct ArgReduceToGeneric : public OpConversionPattern<OpTy> {
     auto resultType = cast<RankedTensorType>(
         this->getTypeConverter()->convertType(op.getType()));
     int64_t rank = inputType.getRank();
-    int64_t axis = static_cast<int64_t>(op.getAxis());
-    if (axis < 0)
-      axis += rank;
+    int64_t axis = detail::normalizedAxis(op.getAxis(), rank);
     Type elementType = inputType.getElementType();
     bool isUnsigned = cast<RankedTensorType>(op.getInput().getType())
                           .getElementType()

@@ -13,6 +13,13 @@ inline bool isUnsignedInteger(mlir::Type type) {
   return type.isUnsignedInteger();
 }
 
+/// A kiln axis attribute (I64Attr getters return uint64_t; the value may be
+/// negative) as an index in [0, rank).
+inline int64_t normalizedAxis(uint64_t axis, int64_t rank) {
+  int64_t value = static_cast<int64_t>(axis);
+  return value < 0 ? value + rank : value;
+}
+
 /// `tensor.empty` of `type`.
 mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::RankedTensorType type);
