@@ -25,7 +25,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Frontend", "ONNX"))
+from expected_list import check_against_expected  # noqa: E402
 from node_import_sweep import frozen_inputs  # noqa: E402
 
 LOWER_TO_LLVM = [
@@ -197,28 +199,8 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
         results = list(pool.map(run, tests))
-    passed = {n for n, k, _ in results if k == "passed"}
-    if options.update:
-        with open(options.expected, "w") as f:
-            f.write("# ONNX node tests that must pass through the linalg lowering "
-                    "(run_node_tests_linalg.py --update)\n")
-            f.writelines(f"{n}\n" for n in sorted(passed))
-    with open(options.expected) as f:
-        expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
-    failures = 0
-    for name, kind, detail in results:
-        if kind == "failed" and (name in expected or options.verbose):
-            print(f"FAIL {name}: {detail}")
-        if name in expected and kind != "passed":
-            failures += 1
-            if kind != "failed":
-                print(f"REGRESSION {name}: {kind}: {detail}")
-        if options.verbose and kind == "skipped":
-            print(f"SKIP {name}: {detail}")
-    counts = {k: sum(1 for _, kind, _ in results if kind == k)
-              for k in ("passed", "failed", "skipped")}
-    print(f"{len(tests)} node tests through linalg: {counts['passed']} passed, "
-          f"{counts['failed']} failed, {counts['skipped']} skipped")
+    failures = check_against_expected(results, options.expected, options.update,
+                                      options.verbose, "through linalg", "run_node_tests_linalg.py")
     return 1 if failures else 0
 
 

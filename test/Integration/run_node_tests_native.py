@@ -17,7 +17,9 @@ import tempfile
 
 import onnx
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Frontend", "ONNX"))
+from expected_list import check_against_expected  # noqa: E402
 from node_import_sweep import frozen_inputs  # noqa: E402
 
 
@@ -144,30 +146,10 @@ def main():
                 return t, "failed", f"{type(e).__name__}: {e}"
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
             results = list(pool.map(run, tests))
-    passed = {n for n, k, _ in results if k == "passed"}
     if options.report:
         write_report(options.report, options.node_dir, results)
-    if options.update:
-        with open(options.expected, "w") as f:
-            f.write("# ONNX node tests that must pass through model.so "
-                    "(run_node_tests_native.py --update)\n")
-            f.writelines(f"{n}\n" for n in sorted(passed))
-    with open(options.expected) as f:
-        expected = {l.strip() for l in f if l.strip() and not l.startswith("#")}
-    failures = 0
-    for name, kind, detail in results:
-        if kind == "failed" and (name in expected or options.verbose):
-            print(f"FAIL {name}: {detail}")
-        if options.verbose and kind == "skipped":
-            print(f"SKIP {name}: {detail}")
-        if name in expected and kind != "passed":
-            failures += 1
-            if kind != "failed":
-                print(f"REGRESSION {name}: {detail}")
-    counts = {k: sum(1 for _, kind, _ in results if kind == k)
-              for k in ("passed", "failed", "skipped")}
-    print(f"{len(tests)} node tests through model.so: {counts['passed']} passed, "
-          f"{counts['failed']} failed, {counts['skipped']} skipped")
+    failures = check_against_expected(results, options.expected, options.update,
+                                      options.verbose, "through model.so", "run_node_tests_native.py")
     return 1 if failures else 0
 
 
