@@ -5,6 +5,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln::detail {
@@ -57,6 +60,52 @@ Value elementwiseGeneric(OpBuilder &b, Location loc, ValueRange operands,
         linalg::YieldOp::create(nested, nestedLoc, result);
       });
   return generic.getResult(0);
+}
+
+double identityOf(Combiner combiner, Type type, bool isUnsigned) {
+  constexpr double inf = std::numeric_limits<double>::infinity();
+  bool isFloat = isa<FloatType>(type);
+  unsigned width = isFloat ? 0 : type.getIntOrFloatBitWidth();
+  switch (combiner) {
+  case Combiner::Sum:
+    return 0;
+  case Combiner::Prod:
+    return 1;
+  case Combiner::Max:
+    if (isFloat)
+      return -inf;
+    return isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
+  case Combiner::Min:
+    if (isFloat)
+      return inf;
+    return isUnsigned ? std::ldexp(1.0, width) - 1
+                      : std::ldexp(1.0, width - 1) - 1;
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
+              bool isUnsigned) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (combiner) {
+  case Combiner::Sum:
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+                   : arith::AddIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Prod:
+    return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
+                   : arith::MulIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MaxUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MaxSIOp::create(b, loc, acc, x).getResult();
+  case Combiner::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, acc, x);
+    return isUnsigned ? arith::MinUIOp::create(b, loc, acc, x).getResult()
+                      : arith::MinSIOp::create(b, loc, acc, x).getResult();
+  }
+  llvm_unreachable("unknown combiner");
 }
 
 } // namespace kiln::detail

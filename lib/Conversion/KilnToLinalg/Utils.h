@@ -39,6 +39,17 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> operandShape,
                              llvm::ArrayRef<int64_t> loopShape);
 
+/// How a reduction or a pooling window combines elements.
+enum class Combiner { Sum, Prod, Max, Min };
+
+/// The identity element of `combiner` for `type`: 0, 1, -inf/+inf, or the
+/// integer type's limits (signed or unsigned).
+double identityOf(Combiner combiner, mlir::Type type, bool isUnsigned);
+
+/// acc (+, *, max, min) x, float, signed or unsigned.
+mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc, Combiner combiner,
+                    mlir::Value acc, mlir::Value x, bool isUnsigned);
+
 using ScalarBody = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 

@@ -204,12 +204,14 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "average pooling needs f32");
     ArrayRef<int64_t> kernel = op.getKernel();
     size_t n = kernel.size();
-    double padValue = 0.0;
-    if (isMax)
-      padValue =
-          isa<FloatType>(elementType)
-              ? -std::numeric_limits<double>::infinity()
-              : std::ldexp(-1.0, elementType.getIntOrFloatBitWidth() - 1);
+    // Max pools pad (and start) with the type's lowest value, average pools
+    // with 0; unsigned kiln types compare unsigned.
+    bool isUnsigned = cast<RankedTensorType>(op.getInput().getType())
+                          .getElementType()
+                          .isUnsignedInteger();
+    detail::Combiner combiner =
+        isMax ? detail::Combiner::Max : detail::Combiner::Sum;
+    double padValue = detail::identityOf(combiner, elementType, isUnsigned);
     Value input = padSpatial(rewriter, loc, adaptor.getInput(), kernel,
                              op.getStrides(), op.getDilations(), op.getPads(),
                              type.getShape().drop_front(2), padValue);
@@ -237,7 +239,6 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
                                                utils::IteratorType::parallel);
     for (unsigned d = 2 + n; d < rank; ++d)
       iterators[d] = utils::IteratorType::reduction;
-    bool isFloat = isa<FloatType>(elementType);
     Value init = detail::filledTensor(
         rewriter, loc, type,
         detail::scalarConstant(rewriter, loc, elementType, padValue));
@@ -246,14 +247,9 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
             rewriter, loc, type, ValueRange{input, window}, init, maps,
             iterators,
             [&](OpBuilder &b, Location l, ValueRange args) {
-              Value combined;
-              if (!isMax)
-                combined = arith::AddFOp::create(b, l, args[2], args[0]);
-              else if (isFloat)
-                combined = arith::MaximumFOp::create(b, l, args[2], args[0]);
-              else
-                combined = arith::MaxSIOp::create(b, l, args[2], args[0]);
-              linalg::YieldOp::create(b, l, combined);
+              linalg::YieldOp::create(b, l,
+                                      detail::combine(b, l, combiner, args[2],
+                                                      args[0], isUnsigned));
             })
             .getResult(0);
     if constexpr (!isMax) {

@@ -44,3 +44,16 @@ func.func @avg_pool_excludes_pads(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32
   %0 = kiln.avg_pool %x kernel = [3, 3] strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] : tensor<1x1x3x3xf32> -> tensor<1x1x3x3xf32>
   return %0 : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+// Unsigned max pooling pads with 0 and compares unsigned.
+// CHECK-LABEL: func.func @max_pool_unsigned
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK: tensor.pad
+// CHECK: tensor.yield %[[ZERO]] : i8
+// CHECK: arith.maxui
+func.func @max_pool_unsigned(%x: tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8> {
+  %0 = kiln.max_pool %x kernel = [2, 2] strides = [2, 2] dilations = [1, 1] pads = [1, 1, 0, 0] : tensor<1x1x4x4xui8> -> tensor<1x1x2x2xui8>
+  return %0 : tensor<1x1x2x2xui8>
+}
