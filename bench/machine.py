@@ -1,0 +1,127 @@
+"""The machine the benchmark runs on: the probe's peak FLOP/s and bandwidth
+(bench/probe/probe.cpp, built on first use into build/bench/), the roofline
+derived from them, and the versions that go into the report."""
+
+import datetime
+import hashlib
+import json
+import os
+import platform
+import subprocess
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROBE_SOURCE = os.path.join(REPO_ROOT, "bench", "probe", "probe.cpp")
+CXX = os.environ.get("KILN_BENCH_CXX", "clang++-22")
+# -march=native enables AVX-512 where the host has it; the kernels choose
+# their ISA through target attributes and a CPUID check at run time.
+CXX_FLAGS = ["-O3", "-march=native", "-std=c++17", "-pthread"]
+
+
+def build_probe(cache_dir: str) -> str:
+    """Compiles the probe unless a binary from the same source and flags is
+    cached. Returns its path."""
+    with open(PROBE_SOURCE, "rb") as source:
+        digest = hashlib.sha256(source.read() + " ".join([CXX, *CXX_FLAGS]).encode())
+    binary = os.path.join(cache_dir, f"probe-{digest.hexdigest()[:12]}")
+    if not os.path.exists(binary):
+        os.makedirs(cache_dir, exist_ok=True)
+        subprocess.run([CXX, *CXX_FLAGS, PROBE_SOURCE, "-o", binary], check=True)
+    return binary
+
+
+def run_probe(cache_dir: str, threads: int, quick: bool) -> dict:
+    binary = build_probe(cache_dir)
+    command = [binary, "--threads", str(threads)] + (["--quick"] if quick else [])
+    result = json.loads(subprocess.run(command, check=True, capture_output=True,
+                                       text=True).stdout)
+    with open(os.path.join(cache_dir, "probe.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    return result
+
+
+class Roofline:
+    """Attainable GFLOP/s at a thread count: min(peak, intensity * DRAM
+    bandwidth). Thread counts the probe did not measure use the nearest
+    lower one that it did, scaled linearly for the compute peak (cores are
+    independent) but not for bandwidth (shared)."""
+
+    def __init__(self, probe: dict):
+        self.peaks = {int(t): max(kernel[t] for kernel in probe["peak_gflops"].values()
+                                  if t in kernel)
+                      for t in probe["peak_gflops"][probe["isa"]]}
+        self.bandwidths = {int(t): v for t, v in probe["bandwidth_gbs"]["dram_triad"].items()}
+
+    def _nearest(self, table: dict, threads: int) -> tuple:
+        measured = max((t for t in table if t <= threads), default=min(table))
+        return measured, table[measured]
+
+    def peak_gflops(self, threads: int) -> float:
+        measured, value = self._nearest(self.peaks, threads)
+        return value * threads / measured
+
+    def bandwidth_gbs(self, threads: int) -> float:
+        return self._nearest(self.bandwidths, threads)[1]
+
+    def attainable_gflops(self, flops: float, bytes_moved: float, threads: int) -> float:
+        intensity = flops / bytes_moved
+        return min(self.peak_gflops(threads), intensity * self.bandwidth_gbs(threads))
+
+    def ridge_point(self, threads: int) -> float:
+        """FLOP/byte where the roofline turns from memory- to compute-bound."""
+        return self.peak_gflops(threads) / self.bandwidth_gbs(threads)
+
+
+def _command_output(command: list, cwd: str = REPO_ROOT) -> str:
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def load_average() -> str:
+    """1-minute load average: a busy machine (another build) lowers every
+    number, the probe's included."""
+    try:
+        with open("/proc/loadavg") as loadavg:
+            return loadavg.read().split()[0]
+    except OSError:
+        return "unknown"
+
+
+def environment(kiln_compile: str) -> dict:
+    """Versions and machine facts for the report header."""
+    import numpy
+    import onnx
+    import onnxruntime
+    commit = _command_output(["git", "rev-parse", "--short=12", "HEAD"])
+    compiler_version = _command_output([CXX, "--version"]).splitlines()[0]
+    dirty = _command_output(["git", "status", "--porcelain", "--untracked-files=no"])
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "kiln_commit": commit + (" (with uncommitted changes)" if dirty not in ("", "unknown")
+                                 else ""),
+        "kiln_compile_built": datetime.datetime.fromtimestamp(
+            os.path.getmtime(kiln_compile)).strftime("%Y-%m-%d %H:%M")
+        if os.path.exists(kiln_compile) else "missing",
+        "onnxruntime": onnxruntime.__version__,
+        "onnx": onnx.__version__,
+        "numpy": numpy.__version__,
+        "python": platform.python_version(),
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "load_average": load_average(),
+        "probe_compiler": f"{CXX} ({compiler_version})",
+    }

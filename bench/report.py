@@ -1,0 +1,479 @@
+"""Formatting the benchmark results: the terminal table, docs/benchmarks.md
+and its charts (when matplotlib is installed)."""
+
+import math
+import os
+
+# --------------------------------------------------------------------------
+# Values of one row
+# --------------------------------------------------------------------------
+
+
+def timing(result, engine: str) -> dict:
+    return result.engines.get(engine, {}).get("timing", {})
+
+
+def median_ms(result, engine: str):
+    return timing(result, engine).get("median_ms")
+
+
+def speedup(result):
+    """ORT time / kiln time: above 1, kiln is faster."""
+    kiln, ort = median_ms(result, "kiln"), median_ms(result, "ort")
+    return ort / kiln if kiln and ort else None
+
+
+def achieved_gflops(result, engine: str = "kiln"):
+    ms = median_ms(result, engine)
+    return result.flops / ms / 1e6 if ms else None
+
+
+def roofline_percent(result, roofline, engine: str = "kiln"):
+    gflops = achieved_gflops(result, engine)
+    if gflops is None:
+        return None
+    return 100.0 * gflops / roofline.attainable_gflops(result.flops, result.bytes,
+                                                      result.threads)
+
+
+def describe_mismatch(check: dict) -> str:
+    parts = []
+    for failure in check.get("failures", []):
+        if "detail" in failure:
+            parts.append(f"output '{failure['output']}': {failure['detail']}")
+        else:
+            parts.append(
+                f"output '{failure['output']}': {failure['mismatches']} of "
+                f"{failure['elements']} elements off; worst at flat index "
+                f"{failure['worst_index']}: kiln {failure['got']:.6g}, ORT "
+                f"{failure['expected']:.6g} (max abs err {failure['max_abs_err']:.3g}, "
+                f"rtol {check['rtol']}, atol {check['atol']})")
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------
+# Cell formatting
+# --------------------------------------------------------------------------
+
+def fmt_ms(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3g}" if value < 100 else f"{value:.0f}"
+
+
+def fmt_bytes(value) -> str:
+    if value is None:
+        return "-"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def fmt_timing(result, engine: str, spread: bool) -> str:
+    t = timing(result, engine)
+    if not t:
+        return "-"
+    text = fmt_ms(t["median_ms"])
+    if t.get("single_run"):
+        return text + (" (1 cold run)" if t.get("cold") else " (1 run)")
+    if spread and t["repeats"] > 1:
+        text += f" ({fmt_ms(t['min_ms'])}-{fmt_ms(t['max_ms'])})"
+    return text
+
+
+def fmt_speedup(value, words: bool) -> str:
+    if value is None:
+        return "-"
+    if not words:
+        return f"{value:.3g}x"
+    if value >= 1:
+        return f"**{value:.3g}** (kiln faster)"
+    return f"{value:.3g} (kiln {1 / value:.3g}x slower)"
+
+
+def fmt_threads(result) -> str:
+    used = result.engines.get("kiln", {}).get("open", {}).get("threads_used")
+    if used is not None and used != result.threads:
+        return f"{result.threads} (kiln {used})"
+    return str(result.threads)
+
+
+def fmt_runs(result) -> str:
+    """Repeats x runs per repeat, kiln / ORT."""
+    def runs(engine):
+        t = timing(result, engine)
+        if not t:
+            return "-"
+        return "1" if t.get("single_run") else f"{t['repeats']}x{t['runs_per_repeat']}"
+    return f"{runs('kiln')} / {runs('ort')}"
+
+
+def _maybe(value, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+def fmt_percent(value) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.0f}%" if value >= 10 else f"{value:.2g}%"
+
+
+def row_cells(result, roofline, markdown: bool) -> list:
+    kiln_compile = result.compile.get("kiln", {})
+    kiln_open = result.engines.get("kiln", {}).get("open", {})
+    return [
+        result.key,
+        fmt_threads(result),
+        result.status if result.status == "ok" or not markdown else f"**{result.status}**",
+        fmt_timing(result, "kiln", spread=markdown),
+        fmt_timing(result, "ort", spread=markdown),
+        fmt_speedup(speedup(result), words=markdown),
+        _maybe(achieved_gflops(result), "{:.3g}"),
+        fmt_percent(roofline_percent(result, roofline)),
+        fmt_percent(roofline_percent(result, roofline, "ort")),
+        _maybe(kiln_compile.get("seconds") if kiln_compile.get("status") == "ok" else None,
+               "{:.1f}"),
+        fmt_bytes(kiln_open.get("arena_bytes")),
+        fmt_bytes(kiln_open.get("peak_bytes")),
+        fmt_bytes(result.engines.get("ort", {}).get("open", {}).get("peak_bytes")),
+    ] + ([fmt_runs(result)] if markdown else [])
+
+
+HEADERS = ["model", "threads", "status", "kiln ms", "ORT ms", "speedup (ORT/kiln)",
+           "kiln GFLOP/s", "kiln % roofline", "ORT % roofline", "kiln compile s",
+           "kiln arena", "kiln peak mem", "ORT peak mem"]
+MARKDOWN_HEADERS = HEADERS + ["repeats x runs (kiln / ORT)"]
+# Terminal column widths (the model column is the widest).
+WIDTHS = [24, 8, 10, 10, 9, 9, 8, 8, 8, 8, 9, 9, 9]
+TERMINAL_HEADERS = ["model", "threads", "status", "kiln ms", "ORT ms", "speedup", "GFLOP/s",
+                    "%roof", "ORT%roof", "compile", "arena", "kiln mem", "ORT mem"]
+
+
+def _terminal_line(cells) -> str:
+    return " ".join(f"{cell:<{width}}" for cell, width in zip(cells, WIDTHS))
+
+
+def terminal_header() -> str:
+    return _terminal_line(TERMINAL_HEADERS)
+
+
+def terminal_row(result, roofline) -> str:
+    return _terminal_line(row_cells(result, roofline, markdown=False))
+
+
+def terminal_table(results, roofline) -> str:
+    return "\n".join([terminal_header()] + [terminal_row(r, roofline) for r in results])
+
+
+def markdown_table(headers, rows) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def probe_summary(probe: dict) -> str:
+    peaks = ", ".join(f"{isa} {' / '.join(f'{v:.0f}' for v in by_threads.values())}"
+                      for isa, by_threads in probe["peak_gflops"].items())
+    bandwidth = probe["bandwidth_gbs"]
+    threads = "/".join(str(t) for t in probe["threads"])
+    return (f"probe: {probe['cpu']}; peak FP32 GFLOP/s on {threads} threads: {peaks}; "
+            f"DRAM triad GB/s {' / '.join(f'{v:.0f}' for v in bandwidth['dram_triad'].values())}"
+            f"; L2 triad GB/s {' / '.join(f'{v:.0f}' for v in bandwidth['l2_triad'].values())}")
+
+
+# --------------------------------------------------------------------------
+# docs/benchmarks.md
+# --------------------------------------------------------------------------
+
+METHOD = """\
+- **Timing.** Each model and thread count runs in a fresh worker process
+  (`bench/measure.py`) that opens every engine, runs each once, checks the
+  outputs, warms each engine up, then times `R` rounds. In each round every
+  engine runs a block of `n` back-to-back runs (`n` chosen per engine from the
+  time budget, at most 200), and the engines take turns, in an order that
+  rotates every round, so kiln and ONNX Runtime see the same machine state.
+  The table gives the median of the round medians, and in parentheses the
+  lowest and highest round median. An engine whose single run is longer
+  than its share of the budget gets one warm run, marked "(1 run)"; when
+  even its first run took longer than 5 s, that first run is the sample,
+  marked "(1 cold run)". A worker that exceeds the timeout is killed and the
+  row says `timeout`; the other engines are then measured without kiln.
+- **kiln** runs through the C runtime (`build/lib/libkiln_runtime.so`, via
+  ctypes): `kiln_model_load`, `kiln_context_create` (or
+  `kiln_context_create_with_threads` when the runtime has it), and one
+  `kiln_run` per run on preallocated numpy inputs and outputs.
+- **ONNX Runtime** runs with `ORT_ENABLE_ALL`, `intra_op_num_threads` equal to
+  the row's thread count, `inter_op_num_threads = 1`, sequential execution,
+  the CPU provider, and inputs and outputs bound once through IO binding
+  (outputs preallocated), one `run_with_iobinding` per run.
+- **Check.** kiln's outputs on the first run are compared with ONNX Runtime's on
+  the same random inputs (fixed seed): `|kiln - ORT| <= atol + rtol * |ORT|`
+  elementwise, rtol 1e-3 and atol 1e-4 unless the model says otherwise. A
+  failure is a `MISMATCH` row, with the worst element listed under Failures.
+- **FLOPs** are counted from the ONNX graph (`bench/models.py`): 2·M·N·K per
+  matmul, 2 · outputs · C_in/groups · kernel area per convolution, the window
+  size per pooled output, one per input element of a reduction, 5 per
+  element for Softmax, 8 for LayerNormalization, one per output element of
+  any other elementwise op, none for data movement.
+- **Roofline.** The minimum bytes a model must move is its inputs, weights
+  and outputs, each once. The attainable rate at a thread count is
+  `min(peak FP32 FLOP/s, FLOP/byte x DRAM bandwidth)`, both from the machine
+  probe at that thread count; `% roofline` is the achieved GFLOP/s over it.
+  Models whose data fits in the caches can exceed the DRAM roof.
+- **Memory.** For each engine, the peak resident memory that opening it
+  (loading the model or creating the session) and its first run add to the
+  worker process: Linux's VmHWM, reset through `/proc/self/clear_refs` just
+  before, minus VmRSS at that moment. It includes the weights (kiln's are
+  pages of `model.so`, ONNX Runtime's are copied and possibly pre-packed) and
+  every intermediate. `kiln arena` is the scratch arena each kiln context
+  allocates (`kiln_model_info.arena_bytes`).
+- **Machine probe** (`bench/probe/probe.cpp`, built with `clang++-22 -O3
+  -march=native`): peak FP32 FMA throughput from AVX-512 (24 zmm) and AVX2
+  (12 ymm) register-resident FMA chains on 1 and N threads (`std::thread`);
+  bandwidth from a STREAM triad `a = b + s*c` with non-temporal stores over
+  384 MiB per thread (DRAM) and with ordinary stores over 192 KiB per thread
+  (L2), counting 12 bytes per element; best of 5 trials each.
+"""
+
+
+def _environment_table(env: dict, probe: dict, roofline, run_info: dict) -> str:
+    rows = [("kiln commit", env["kiln_commit"]),
+            ("kiln-compile built", env["kiln_compile_built"]),
+            ("onnxruntime", env["onnxruntime"]), ("onnx", env["onnx"]),
+            ("numpy", env["numpy"]), ("python", env["python"]),
+            ("CPU", f"{env['cpu']} ({env['cores']} cores)"), ("Linux", env["kernel"]),
+            ("load average at the start", env["load_average"]),
+            ("probe compiler", env["probe_compiler"]),
+            ("date", env["date"])]
+    for name, note in run_info["peer_notes"].items():
+        rows.append((f"peer {name}", note))
+    for name in run_info["peers"]:
+        rows.append((f"peer {name}", "installed, run on every model"))
+    settings = run_info["settings"]
+    rows.append(("settings", f"time budget {settings['budget_s']:g} s per model and thread "
+                             f"count, {settings['rounds']} rounds, timeout "
+                             f"{settings['timeout_s']:g} s, compile timeout "
+                             f"{settings['compile_timeout_s']:g} s; whole run "
+                             f"{run_info['elapsed_s'] / 60:.0f} min"))
+    return markdown_table(["", ""], rows)
+
+
+def _probe_table(probe: dict, roofline) -> str:
+    threads = [str(t) for t in probe["threads"]]
+    rows = [[f"peak FP32 FMA, {isa}"] + [f"{by_threads[t]:.1f} GFLOP/s" for t in threads]
+            for isa, by_threads in probe["peak_gflops"].items()]
+    labels = {"dram_triad": "DRAM triad (non-temporal stores)", "l2_triad": "L2 triad"}
+    rows += [[labels[kind]] + [f"{values[t]:.1f} GB/s" for t in threads]
+             for kind, values in probe["bandwidth_gbs"].items()]
+    rows.append(["ridge point (peak / DRAM bandwidth)"]
+                + [f"{roofline.ridge_point(int(t)):.1f} FLOP/byte" for t in threads])
+    return markdown_table(["", *[f"{t} thread{'s' if t != '1' else ''}" for t in threads]],
+                          rows)
+
+
+def _models_table(results) -> str:
+    seen, rows = set(), []
+    for r in results:
+        if r.key in seen:
+            continue
+        seen.add(r.key)
+        rows.append([r.key, r.description, f"{r.flops / 1e9:.3g}", fmt_bytes(r.bytes),
+                     f"{r.flops / r.bytes:.3g}"])
+    return markdown_table(["model", "what", "GFLOP", "min bytes", "FLOP/byte"], rows)
+
+
+def _peers_section(results, run_info) -> str:
+    if not run_info["peers"]:
+        notes = "; ".join(f"{n}: {note}" for n, note in run_info["peer_notes"].items())
+        return f"No optional peer ran ({notes})."
+    rows = []
+    for r in results:
+        for peer in run_info["peers"]:
+            compiled = r.compile.get(peer, {})
+            events = r.engines.get(peer, {})
+            if compiled.get("status") != "ok":
+                status = "compile " + compiled.get("status", "skipped")
+            elif "error" in events:
+                status = "run error"
+            elif "check" in events and not events["check"]["ok"]:
+                status = "MISMATCH"
+            else:
+                status = "ok" if "timing" in events else "not timed"
+            first_run = events.get("open", {}).get("first_run_ms")
+            rows.append([r.key, str(r.threads), peer, status, fmt_timing(r, peer, True),
+                         fmt_timing(r, "ort", True), fmt_timing(r, "kiln", True),
+                         _maybe(compiled.get("seconds") if compiled.get("status") == "ok"
+                                else None, "{:.1f}"),
+                         _maybe(first_run and first_run / 1e3, "{:.2g}")])
+    return markdown_table(["model", "threads", "peer", "status", "peer ms", "ORT ms",
+                           "kiln ms", "peer compile s", "peer first run s"], rows) + (
+        "\n\ntorch.compile compiles on the first call, so its compile time is in its "
+        "first run." if "torch.compile" in run_info["peers"] else "")
+
+
+def _failures_section(results) -> str:
+    lines, seen = [], set()
+    for r in results:
+        if r.status == "ok" or (r.key, r.status, r.message) in seen:
+            continue
+        seen.add((r.key, r.status, r.message))
+        lines.append(f"- `{r.key}`, {r.threads} thread(s): **{r.status}**")
+        if r.message:
+            lines.append("\n  ```\n  " + r.message.replace("\n", "\n  ") + "\n  ```")
+    return "\n".join(lines) if lines else "None: every model compiled, ran and matched."
+
+
+def _summary(results) -> str:
+    ratios = [s for s in (speedup(r) for r in results) if s]
+    ok = sum(r.status == "ok" for r in results)
+    if not ratios:
+        return f"{ok} of {len(results)} rows ok; no speedup could be computed."
+    geo = math.exp(sum(math.log(s) for s in ratios) / len(ratios))
+    faster = sum(s >= 1 for s in ratios)
+    verdict = (f"kiln is faster than ONNX Runtime on {faster} of {len(ratios)} timed rows"
+               if faster else f"kiln is slower than ONNX Runtime on all {len(ratios)} timed rows")
+    return (f"{ok} of {len(results)} rows ok. {verdict}; geometric mean speedup "
+            f"(ORT time / kiln time) {geo:.3g}, i.e. kiln takes {1 / geo:.3g}x ORT's time "
+            f"on average.")
+
+
+def write_markdown(path: str, results, probe, roofline, env, run_info) -> list:
+    docs_dir = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    os.makedirs(docs_dir, exist_ok=True)
+    charts, chart_note = write_charts(results, roofline, docs_dir, stem)
+    table = markdown_table(MARKDOWN_HEADERS,
+                           [row_cells(r, roofline, markdown=True) for r in results])
+    chart_lines = "\n\n".join(f"![{title}]({os.path.basename(file)})"
+                              for title, file in charts) or chart_note
+    text = f"""# Benchmarks: kiln against ONNX Runtime
+
+Generated by `bench/run.sh` ({'smoke run' if run_info['smoke'] else 'full run'}); do not edit
+by hand, rerun it. Smoke check (CI): `bench/smoke.sh`. How the numbers are taken is under
+[Method](#method); the code is in `bench/`.
+
+{_summary(results)}
+
+Speedup is ONNX Runtime's time over kiln's: below 1, kiln is slower. Times are milliseconds per
+inference, median of the rounds (lowest-highest round median in parentheses).
+
+{table}
+
+{chart_lines}
+
+## Failures
+
+{_failures_section(results)}
+
+## Optional peers
+
+{_peers_section(results, run_info)}
+
+## Machine
+
+{_probe_table(probe, roofline)}
+
+{_environment_table(env, probe, roofline, run_info)}
+
+## Models
+
+Generated by `bench/models.py` with random weights (fixed seeds), opset 18, all shapes static,
+cached in `build/bench/models/`. Model keys end in `-bBATCH`.
+
+{_models_table(results)}
+
+## Method
+
+{METHOD}"""
+    with open(path, "w") as f:
+        f.write(text)
+    return [path] + [file for _, file in charts]
+
+
+# --------------------------------------------------------------------------
+# Charts
+# --------------------------------------------------------------------------
+
+def write_charts(results, roofline, docs_dir: str, stem: str) -> tuple:
+    """Writes the speedup bars and the roofline plot as PNGs. Returns
+    ([(title, path)], note); without matplotlib, no charts and a note."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], ("*(No charts: matplotlib is not installed; `pip install matplotlib` and "
+                    "rerun.)*")
+    charts = [("Speedup of kiln over ONNX Runtime",
+               _speedup_chart(plt, results, os.path.join(docs_dir, f"{stem}-speedup.png"))),
+              ("Roofline", _roofline_chart(plt, results, roofline,
+                                           os.path.join(docs_dir, f"{stem}-roofline.png")))]
+    return charts, ""
+
+
+def _speedup_chart(plt, results, path: str) -> str:
+    keys = list(dict.fromkeys(r.key for r in results))
+    thread_counts = sorted({r.threads for r in results})
+    by = {(r.key, r.threads): r for r in results}
+    height = 0.8 / len(thread_counts)
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(keys) * len(thread_counts) + 1.5))
+    for i, threads in enumerate(thread_counts):
+        ys = [k + i * height for k in range(len(keys))]
+        values = [speedup(by[(key, threads)]) if (key, threads) in by else None
+                  for key in keys]
+        ax.barh([y for y, v in zip(ys, values) if v], [v for v in values if v],
+                height=height, label=f"{threads} thread{'s' if threads > 1 else ''}")
+        for y, key, value in zip(ys, keys, values):
+            result = by.get((key, threads))
+            label = f"{value:.2g}x" if value else (result.status if result else "")
+            ax.text(value or 1.0, y, " " + label, va="center", fontsize=7)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_yticks([k + 0.4 - height / 2 for k in range(len(keys))], keys, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("speedup = ONNX Runtime time / kiln time (log; right of 1: kiln faster)")
+    ax.set_title("kiln vs ONNX Runtime")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _roofline_chart(plt, results, roofline, path: str) -> str:
+    thread_counts = sorted({r.threads for r in results})
+    fig, axes = plt.subplots(1, len(thread_counts), figsize=(6.5 * len(thread_counts), 5.5),
+                             squeeze=False)
+    intensities = [r.flops / r.bytes for r in results] or [1.0]
+    x_low, x_high = min(intensities) / 3, max(intensities + [roofline.ridge_point(1)]) * 3
+    for ax, threads in zip(axes[0], thread_counts):
+        xs = [x_low * (x_high / x_low) ** (i / 200) for i in range(201)]
+        ax.plot(xs, [min(roofline.peak_gflops(threads), x * roofline.bandwidth_gbs(threads))
+                     for x in xs], color="black", linewidth=1.2, label="roofline (DRAM)")
+        rows = [r for r in results if r.threads == threads]
+        for engine, marker, color in (("kiln", "o", "tab:red"), ("ort", "s", "tab:blue")):
+            points = [(r.flops / r.bytes, achieved_gflops(r, engine), r.key) for r in rows
+                      if achieved_gflops(r, engine)]
+            if not points:
+                continue
+            ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker,
+                       color=color, s=22, label="kiln" if engine == "kiln" else "ONNX Runtime",
+                       zorder=3)
+            if engine == "kiln":
+                for x, y, key in points:
+                    ax.annotate(key, (x, y), fontsize=6, xytext=(3, -3),
+                                textcoords="offset points")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("arithmetic intensity (FLOP / minimum byte)")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(f"{threads} thread{'s' if threads > 1 else ''}: peak "
+                     f"{roofline.peak_gflops(threads):.0f} GFLOP/s, DRAM "
+                     f"{roofline.bandwidth_gbs(threads):.0f} GB/s")
+        ax.grid(True, which="both", linewidth=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

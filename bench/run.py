@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""kiln benchmark runner: every model compiled by kiln and run side by side
+with ONNX Runtime (and IREE / torch.compile when installed), checked against
+ONNX Runtime's outputs, placed on the machine's roofline.
+
+Full run (regenerates docs/benchmarks.md and the charts in docs/):
+    bench/run.sh
+Smoke run (a few small models, tiny repeat counts; exits 1 on any failure
+or mismatch):
+    bench/smoke.sh
+
+Steps: build and run the machine probe (bench/probe/probe.cpp); generate the
+models (bench/models.py, cached in build/bench/models); for each model,
+compile it with kiln-compile (and the peers' compilers), then for each thread
+count start a worker (bench/measure.py) that runs every engine in one
+process, interleaved, under a timeout. A model that fails to compile, fails
+to run, mismatches or times out is reported in the table's status column and
+the run goes on.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import engines as engine_registry
+import machine
+import models
+import report
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+DEFAULT_WORK_DIR = os.path.join(REPO_ROOT, "build", "bench")
+REFERENCE = "ort"
+
+
+@dataclass
+class Settings:
+    """How long and how often to measure; --smoke swaps in SMOKE."""
+    budget_s: float = 8.0           # timed seconds per model and thread count
+    rounds: int = 5                 # repeats (blocks of runs) per engine
+    timeout_s: float = 120.0        # per model and thread count (one worker)
+    compile_timeout_s: float = 600.0
+    quick_probe: bool = False
+
+
+FULL = Settings()
+SMOKE = Settings(budget_s=0.5, rounds=2, timeout_s=120.0, compile_timeout_s=300.0,
+                 quick_probe=True)
+
+
+@dataclass
+class Result:
+    """One table row: one model at one thread count."""
+    key: str
+    name: str
+    batch: int
+    threads: int
+    description: str
+    flops: int
+    bytes: int
+    status: str = "ok"
+    message: str = ""                                 # error text behind the status
+    compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
+    engines: dict = field(default_factory=dict)       # engine -> {event: fields}
+
+
+# --------------------------------------------------------------------------
+# Running one model
+# --------------------------------------------------------------------------
+
+def run_worker(meta_path: str, threads: int, artifacts: dict, settings: Settings,
+               kiln: engine_registry.KilnEngine) -> tuple:
+    """Starts bench/measure.py for one model and thread count. Returns the
+    events it printed, by engine, and whether it timed out."""
+    command = [sys.executable, os.path.join(BENCH_DIR, "measure.py"), "--meta", meta_path,
+               "--threads", str(threads), "--budget", str(settings.budget_s),
+               "--rounds", str(settings.rounds),
+               "--kiln-bin", os.path.dirname(kiln.compiler), "--kiln-runtime", kiln.runtime]
+    for name, artifact in artifacts.items():
+        command += ["--engine", f"{name}={artifact}"]
+    timed_out = False
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True,
+                              timeout=settings.timeout_s)
+        stdout, stderr = proc.stdout, proc.stderr
+        crashed = proc.returncode != 0
+    except subprocess.TimeoutExpired as expired:
+        # The worker is killed; keep what it printed before.
+        stdout = _text(expired.stdout)
+        stderr = _text(expired.stderr)
+        timed_out, crashed = True, False
+    events = {}
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            event = json.loads(line)
+            events.setdefault(event.pop("engine"), {})[event.pop("event")] = event
+    if crashed:
+        # A crash inside an engine (a segfault in a model.so) kills the worker.
+        last = stderr.strip().splitlines()[-3:] or ["no output"]
+        events.setdefault("_worker", {})["error"] = {
+            "message": f"worker exited with status {proc.returncode}: " + " | ".join(last)}
+    return events, timed_out
+
+
+def _text(value) -> str:
+    if value is None:
+        return ""
+    return value.decode(errors="replace") if isinstance(value, bytes) else value
+
+
+def classify(result: Result, timed_out: bool, timeout_s: float) -> None:
+    """Sets the row's status from kiln's compile result and the worker's
+    events, first problem first."""
+    kiln_compile = result.compile.get("kiln", {})
+    kiln = result.engines.get("kiln", {})
+    if kiln_compile.get("status") != "ok":
+        result.status = "compile " + kiln_compile.get("status", "skipped")
+        result.message = kiln_compile.get("message", "")
+    elif "error" in kiln:
+        result.status, result.message = "run error", kiln["error"]["message"]
+    elif "check" in kiln and not kiln["check"]["ok"]:
+        result.status = "MISMATCH"
+        result.message = report.describe_mismatch(kiln["check"])
+    elif "timing" not in kiln:
+        if timed_out:
+            result.status = "timeout"
+            result.message = (f"kiln's first run took {kiln['open']['first_run_ms'] / 1e3:.0f} s"
+                              if "open" in kiln else
+                              f"kiln did not finish one run within {timeout_s:g} s")
+        else:
+            worker = result.engines.get("_worker", {}).get("error", {})
+            result.status, result.message = "run error", worker.get("message", "no result")
+
+
+def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
+                    kiln: engine_registry.KilnEngine, work_dir: str, log, on_result) -> list:
+    models_dir = os.path.join(work_dir, "models")
+    meta = models.ensure_model(spec, models_dir)
+    meta_path = os.path.join(models_dir, spec.key + ".json")
+    compiled_dir = os.path.join(work_dir, "compiled")
+    os.makedirs(compiled_dir, exist_ok=True)
+
+    compiles = {}
+    for engine in [kiln, *peers]:
+        log(f"  compiling {spec.key} with {engine.name} ...")
+        compiles[engine.name] = engine.compile(meta, compiled_dir, settings.compile_timeout_s)
+    artifacts = {REFERENCE: meta["onnx"]}
+    artifacts.update({name: c.artifact for name, c in compiles.items() if c.status == "ok"})
+
+    results = []
+    kiln_skipped = ""  # why kiln is no longer run at higher thread counts
+    for threads in thread_counts:
+        result = Result(spec.key, spec.name, spec.batch, threads, spec.description,
+                        meta["flops"], meta["bytes"],
+                        compile={name: asdict(c) for name, c in compiles.items()})
+        log(f"  running {spec.key} on {threads} thread(s) ...")
+        result.engines, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln)
+        unfinished = [name for name in artifacts
+                      if "timing" not in result.engines.get(name, {})]
+        if REFERENCE in unfinished and len(artifacts) > 1:
+            # A slow or crashing engine (naive kiln) took the worker down
+            # before the timed runs: measure the others alone, so that the
+            # row still has their numbers.
+            rest = {n: a for n, a in artifacts.items()
+                    if n == REFERENCE or n not in unfinished}
+            unfinished.remove(REFERENCE)
+            log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
+            events, _ = run_worker(meta_path, threads, rest, settings, kiln)
+            result.engines.update({name: events.get(name, {}) for name in rest})
+        if kiln_skipped:
+            result.status, result.message = "timeout", kiln_skipped
+        else:
+            classify(result, timed_out, settings.timeout_s)
+        kiln_threads = result.engines.get("kiln", {}).get("open", {}).get("threads_used")
+        if result.status == "timeout" and kiln_threads in (1, None) and not kiln_skipped:
+            # A kiln without a thread pool would time out again at every
+            # thread count: do not spend the time.
+            artifacts.pop("kiln", None)
+            kiln_skipped = (f"not run: timed out on {threads} thread(s), and this kiln "
+                            "runs on one thread whatever the count")
+        results.append(result)
+        on_result(result)
+    return results
+
+
+# --------------------------------------------------------------------------
+# Main
+# --------------------------------------------------------------------------
+
+def parse_args():
+    summary, details = __doc__.split("\n\n", 1)
+    parser = argparse.ArgumentParser(description=summary.replace("\n", " "), epilog=details,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--smoke", action="store_true",
+                        help="small models, tiny repeat counts, exit 1 on any failure")
+    parser.add_argument("--filter", default="", help="regex over model keys (name-bBATCH)")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    parser.add_argument("--out", default=None,
+                        help="markdown report to write (default: docs/benchmarks.md for a "
+                             "full run, none for --smoke)")
+    def default(attribute):
+        return f"(default {getattr(FULL, attribute):g}, --smoke {getattr(SMOKE, attribute):g})"
+    parser.add_argument("--budget", type=float,
+                        help="seconds of timed runs per model and thread count, shared by the "
+                             "engines " + default("budget_s"))
+    parser.add_argument("--rounds", type=int, help="repeats per engine " + default("rounds"))
+    parser.add_argument("--timeout", type=float,
+                        help="seconds per model and thread count " + default("timeout_s"))
+    parser.add_argument("--compile-timeout", type=float,
+                        help="seconds per compilation " + default("compile_timeout_s"))
+    parser.add_argument("--no-peers", action="store_true", help="kiln and ORT only")
+    parser.add_argument("--kiln-bin", default=engine_registry.KILN_BIN_DIR,
+                        help="folder with kiln-compile (default build/bin)")
+    parser.add_argument("--kiln-runtime", default=engine_registry.KILN_RUNTIME,
+                        help="the shared runtime (default build/lib/libkiln_runtime.so)")
+    parser.add_argument("--work-dir", default=DEFAULT_WORK_DIR,
+                        help="generated and compiled models, probe, results JSON "
+                             "(default build/bench)")
+    parser.add_argument("--list", action="store_true", help="list the models and exit")
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
+    specs = models.select_models(args.filter, args.smoke)
+    if args.list:
+        for spec in specs:
+            print(f"{spec.key:24} {spec.description}")
+        return 0
+    if not specs:
+        print(f"no model matches --filter {args.filter!r}", file=sys.stderr)
+        return 2
+    base = SMOKE if args.smoke else FULL
+    settings = Settings(
+        budget_s=args.budget if args.budget is not None else base.budget_s,
+        rounds=args.rounds if args.rounds is not None else base.rounds,
+        timeout_s=args.timeout if args.timeout is not None else base.timeout_s,
+        compile_timeout_s=(args.compile_timeout if args.compile_timeout is not None
+                           else base.compile_timeout_s),
+        quick_probe=base.quick_probe)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    out = args.out if args.out is not None else (
+        None if args.smoke else os.path.join(REPO_ROOT, "docs", "benchmarks.md"))
+
+    kiln = engine_registry.KilnEngine(args.kiln_bin, args.kiln_runtime)
+    available, why = kiln.available()
+    if not available:
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    peers, peer_notes = [], {}
+    for peer in ([] if args.no_peers else engine_registry.OPTIONAL_PEERS):
+        ok, note = peer.available()
+        if ok:
+            peers.append(peer)
+        else:
+            peer_notes[peer.name] = note
+
+    def log(message: str) -> None:
+        print(message, flush=True)
+
+    started = time.time()
+    load = machine.load_average()
+    if load != "unknown" and float(load) > 0.5:
+        log(f"warning: load average {load}: other processes are running, the numbers "
+            "(the probe's too) will be low and noisy")
+    log(f"machine probe ({'quick' if settings.quick_probe else 'full'}) ...")
+    probe = machine.run_probe(args.work_dir, max(thread_counts), settings.quick_probe)
+    roofline = machine.Roofline(probe)
+    env = machine.environment(kiln.compiler)
+    log(report.probe_summary(probe))
+    log(f"{len(specs)} models x threads {thread_counts}; peers: "
+        f"{', '.join(p.name for p in peers) or 'none'}"
+        + "".join(f"\n  {name}: {note}" for name, note in peer_notes.items()))
+    log(report.terminal_header())
+
+    results = []
+    for spec in specs:
+        results.extend(benchmark_model(
+            spec, thread_counts, settings, peers, kiln, args.work_dir, log,
+            on_result=lambda result: log(report.terminal_row(result, roofline))))
+    elapsed = time.time() - started
+
+    log("")
+    log(report.terminal_table(results, roofline))
+    run_info = {"settings": asdict(settings), "smoke": args.smoke, "elapsed_s": elapsed,
+                "threads": thread_counts, "peers": [p.name for p in peers],
+                "peer_notes": peer_notes, "filter": args.filter}
+    results_path = os.path.join(args.work_dir,
+                                "smoke-results.json" if args.smoke else "results.json")
+    with open(results_path, "w") as f:
+        json.dump({"environment": env, "probe": probe, "run": run_info,
+                   "results": [asdict(r) for r in results]}, f, indent=1)
+    log(f"results: {results_path}")
+    if out:
+        written = report.write_markdown(out, results, probe, roofline, env, run_info)
+        log("wrote " + ", ".join(written))
+
+    failures = [r for r in results if r.status != "ok"]
+    for result in failures:
+        log(f"FAILED {result.key} threads {result.threads}: {result.status}: {result.message}")
+    log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s")
+    return 1 if args.smoke and failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
