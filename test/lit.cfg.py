@@ -24,7 +24,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["kiln-opt", "kiln-compile", "kiln-run", "runtime-api-test",
-     "kiln-embed-example"], [config.kiln_tools_dir, config.llvm_tools_dir])
+     "kiln-embed-example", "count-allocations"],
+    [config.kiln_tools_dir, config.llvm_tools_dir])
 # The python3 with the pip wheels (lit itself may run under another one).
 config.substitutions.append(("%kiln_python", config.python_executable))
 config.substitutions.append(

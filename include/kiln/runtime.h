@@ -101,6 +101,35 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
                      size_t num_outputs);
 
 /*===----------------------------------------------------------------------===*
+ * Profiling: a model compiled with `kiln-compile --profile` times each of its
+ * kernels. The counters belong to the loaded model (all its contexts add to
+ * them; concurrent runs make them approximate).
+ *===----------------------------------------------------------------------===*/
+
+/* What the compiler knew about one kernel. */
+typedef struct kiln_kernel_info {
+  const char *kind;         /* contraction, reduction, elementwise, ... */
+  const char *ops;          /* the kiln ops it contains, space-separated */
+  double flops;             /* per run */
+  double bytes;             /* inputs read once + outputs written once */
+  double predicted_seconds; /* max(flops / peak, bytes / bandwidth) */
+} kiln_kernel_info;
+
+typedef struct kiln_model_profile {
+  int32_t num_kernels;
+  int32_t reserved;
+  const kiln_kernel_info *kernels;
+  uint64_t *nanoseconds; /* per kernel, summed over runs */
+  uint64_t *calls;       /* per kernel */
+} kiln_model_profile;
+
+/* The model's per-kernel counters, or NULL if it was not compiled with
+ * --profile. */
+const kiln_model_profile *kiln_model_get_profile_data(const kiln_model *model);
+/* Sets every counter to zero (e.g. after warm-up). */
+void kiln_model_reset_profile(const kiln_model *model);
+
+/*===----------------------------------------------------------------------===*
  * What model.so exports (kiln-compile writes it; applications use the API
  * above instead).
  *===----------------------------------------------------------------------===*/
@@ -118,7 +147,9 @@ typedef struct kiln_model_info {
 
 /* const kiln_model_info *kiln_model_get_info(void);
  * int32_t kiln_model_run(void *const *inputs, void *const *outputs,
- *                        void *arena); */
+ *                        void *arena);
+ * and, compiled with --profile only:
+ * const kiln_model_profile *kiln_model_get_profile(void); */
 
 #ifdef __cplusplus
 } /* extern "C" */

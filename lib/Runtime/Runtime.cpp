@@ -45,10 +45,13 @@ std::string shapeString(int32_t rank, const int64_t *dims) {
 
 } // namespace
 
+using GetProfileFn = const kiln_model_profile *(*)();
+
 struct kiln_model {
   void *library;
   const kiln_model_info *info;
   RunFn run;
+  const kiln_model_profile *profile;
 };
 
 struct kiln_context {
@@ -105,7 +108,10 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
                 "ABI %d: recompile the model",
                 path, version, KILN_ABI_VERSION);
   }
-  *model = new (std::nothrow) kiln_model{library, info, run};
+  auto getProfile =
+      reinterpret_cast<GetProfileFn>(dlsym(library, "kiln_model_get_profile"));
+  *model = new (std::nothrow)
+      kiln_model{library, info, run, getProfile ? getProfile() : nullptr};
   if (!*model) {
     dlclose(library);
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -118,6 +124,20 @@ void kiln_model_unload(kiln_model *model) {
     return;
   dlclose(model->library);
   delete model;
+}
+
+const kiln_model_profile *kiln_model_get_profile_data(const kiln_model *model) {
+  return model ? model->profile : nullptr;
+}
+
+void kiln_model_reset_profile(const kiln_model *model) {
+  const kiln_model_profile *profile = kiln_model_get_profile_data(model);
+  if (!profile)
+    return;
+  std::memset(profile->nanoseconds, 0,
+              sizeof(uint64_t) * size_t(profile->num_kernels));
+  std::memset(profile->calls, 0,
+              sizeof(uint64_t) * size_t(profile->num_kernels));
 }
 
 int32_t kiln_model_num_inputs(const kiln_model *model) {

@@ -1,6 +1,6 @@
 //===- kiln-compile.cpp - the kiln compiler driver ------------------------===//
 //
-// kiln-compile MODEL.onnx [-o OUT] [--emit=kiln|linalg|llvm|asm|obj|so]
+// kiln-compile MODEL.onnx [-o OUT] [--emit=kiln|kernels|linalg|llvm|asm|obj|so]
 //              [--mcpu=CPU] [--input-shape NAME=1x3x224x224] [--dim NAME=N]
 //              [--const-input NAME=FILE.pb] [-v]
 //
@@ -9,9 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Compiler/KernelReport.h"
 #include "kiln/Compiler/Pipeline.h"
 #include "kiln/Frontend/ONNX/Importer.h"
 #include "kiln/Target/CPU/Backend.h"
+#include "kiln/Target/CPU/TargetDescription.h"
 
 #include "kiln/Conversion/Passes.h"
 
@@ -42,7 +44,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitStage { Kiln, Linalg, LLVM, Asm, Obj, So };
+enum class EmitStage { Kiln, Kernels, Linalg, LLVM, Asm, Obj, So };
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
@@ -55,6 +57,8 @@ cl::opt<EmitStage> emit(
     "emit", cl::desc("Stage to stop after"), cl::init(EmitStage::So),
     cl::values(
         clEnumValN(EmitStage::Kiln, "kiln", "shape-inferred kiln dialect"),
+        clEnumValN(EmitStage::Kernels, "kernels",
+                   "kiln dialect grouped into fused kernel regions"),
         clEnumValN(EmitStage::Linalg, "linalg", "linalg on tensors"),
         clEnumValN(EmitStage::LLVM, "llvm", "optimized LLVM IR (.ll)"),
         clEnumValN(EmitStage::Asm, "asm", "assembly (.s)"),
@@ -85,6 +89,36 @@ cl::list<std::string> constInputs(
     cl::value_desc("NAME=FILE"), cl::CommaSeparated);
 cl::opt<bool> verbose(
     "v", cl::desc("Print the time of each stage and the peak memory after it"));
+
+enum class ReportFormat { None, Text, JSON };
+cl::opt<ReportFormat> reportFormat(
+    "report",
+    cl::desc("Print each kernel's ops, FLOPs, bytes, arithmetic intensity, "
+             "predicted time and bound (compute/memory/overhead)"),
+    cl::init(ReportFormat::None), cl::ValueOptional,
+    cl::values(clEnumValN(ReportFormat::Text, "", "a table (default)"),
+               clEnumValN(ReportFormat::Text, "text", "a table"),
+               clEnumValN(ReportFormat::JSON, "json", "JSON")));
+cl::opt<std::string> machineFile(
+    "machine",
+    cl::desc("Measured peaks for the report's roofline (JSON from "
+             "bench/probe); default: estimated from the CPU"),
+    cl::value_desc("FILE.json"));
+cl::opt<int> threads("roofline-threads",
+                     cl::desc("Threads the report's roofline assumes"),
+                     cl::init(1));
+
+cl::opt<bool> profile(
+    "profile", cl::desc("Compile per-kernel timers into the model (read them "
+                        "with kiln-run --profile)"));
+
+/// The report's settings, read before lld resets LLVM's options.
+struct ReportRequest {
+  ReportFormat format = ReportFormat::None;
+  std::string cpu;
+  std::string machineFile;
+  int threads = 1;
+} report;
 
 /// Peak resident memory of this process so far (VmHWM), in MiB; -1 where
 /// /proc is not available.
@@ -148,6 +182,48 @@ int emitText(TimingScope &root,
   return 0;
 }
 
+llvm::Expected<kiln::Roofline> reportRoofline() {
+  auto machine = kiln::cpu::createTargetMachine({report.cpu});
+  if (!machine)
+    return machine.takeError();
+  return kiln::cpu::describeRoofline(**machine, report.threads,
+                                     report.machineFile);
+}
+
+/// What the profiling build records about each kernel.
+LogicalResult describeKernelsForProfile(
+    llvm::ArrayRef<kiln::KernelCost> kernels,
+    kiln::cpu::ModelSignature &signature) {
+  llvm::Expected<kiln::Roofline> roofline = reportRoofline();
+  if (!roofline) {
+    llvm::errs() << "error: " << llvm::toString(roofline.takeError()) << "\n";
+    return failure();
+  }
+  for (const kiln::KernelCost &kernel : kernels)
+    signature.profiledKernels.push_back(
+        {kernel.kind, llvm::join(kernel.ops, " "), kernel.flops, kernel.bytes,
+         kernel.predictedSeconds(*roofline)});
+  return success();
+}
+
+/// Prints --report to stdout, or to stderr when the output went to stdout.
+int printReport(llvm::ArrayRef<kiln::KernelCost> kernels,
+                const kiln::ModelTotals &totals) {
+  if (report.format == ReportFormat::None)
+    return 0;
+  llvm::Expected<kiln::Roofline> roofline = reportRoofline();
+  if (!roofline) {
+    llvm::errs() << "error: " << llvm::toString(roofline.takeError()) << "\n";
+    return 1;
+  }
+  llvm::raw_ostream &os = outputPath() == "-" ? llvm::errs() : llvm::outs();
+  if (report.format == ReportFormat::JSON)
+    kiln::printReportJSON(os, kernels, *roofline, totals);
+  else
+    kiln::printReportText(os, kernels, *roofline, totals);
+  return 0;
+}
+
 /// kiln dialect -> linalg -> LLVM -> assembly / object / shared library.
 int compileToMachineCode(MLIRContext &context, ModuleOp module,
                          TimingScope &root) {
@@ -155,7 +231,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
       kiln::cpu::prepareGraphFunction(module);
   if (failed(signature))
     return 1;
-  auto runPipeline = [&](llvm::StringRef name, void (*build)(OpPassManager &)) {
+  auto runPipeline = [&](llvm::StringRef name,
+                         llvm::function_ref<void(OpPassManager &)> build) {
     PassManager pm(&context, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     build(pm);
@@ -163,7 +240,27 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     pm.enableTiming(timer);
     return pm.run(module);
   };
-  if (failed(runPipeline("lower to linalg", kiln::cpu::buildLinalgPipeline)))
+  if (failed(runPipeline("form kernels", kiln::cpu::buildKernelPipeline)))
+    return 1;
+  std::vector<kiln::KernelCost> kernels;
+  kiln::ModelTotals totals;
+  if (auto graph = module.lookupSymbol<func::FuncOp>(
+          kiln::cpu::kGraphFunctionName)) {
+    kernels = kiln::analyzeKernels(graph);
+    totals.unfusedBytes = kiln::unfusedBytes(graph);
+  }
+  if (emit == EmitStage::Kernels) {
+    int status =
+        emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
+    return status ? status : printReport(kernels, totals);
+  }
+  if (profile && failed(describeKernelsForProfile(kernels, *signature)))
+    return 1;
+  kiln::cpu::CodegenOptions codegen;
+  codegen.profile = profile;
+  if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
+        kiln::cpu::buildLinalgPipeline(pm, codegen);
+      })))
     return 1;
   if (emit == EmitStage::Linalg)
     return emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
@@ -227,7 +324,9 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     }
   }
   reportPeakMemory("machine code");
-  return 0;
+  totals.arenaBytes = signature->arenaBytes;
+  totals.intermediateBytes = signature->intermediateBytes;
+  return printReport(kernels, totals);
 }
 
 /// Reads --input-shape and --dim into import options.
@@ -278,6 +377,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln ONNX compiler\n");
 
   verboseOutput = verbose;
+  report = {reportFormat, targetCPU(), machineFile, threads};
   kiln::frontend::ImportOptions options;
   if (failed(parseOptions(options)))
     return 1;

@@ -7,6 +7,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnDialect.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -33,6 +34,7 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   kiln::registerKilnPasses();
   kiln::registerKilnConversionPasses();
+  kiln::registerKilnCodegenPasses();
   mlir::registerAllPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln optimizer driver\n", registry));

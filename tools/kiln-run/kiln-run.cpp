@@ -2,7 +2,7 @@
 //
 // kiln-run MODEL.so [--input NAME=FILE]... [--inputs-dir DIR] [--random]
 //          [--output-dir DIR] [--compare FILE,...|DIR] [--rtol R] [--atol A]
-//          [--bench N] [--threads T]
+//          [--bench N] [--profile] [--threads T]
 //
 // Inputs come from .npy or ONNX TensorProto (.pb) files, from a directory of
 // input_N.pb files (ONNX test data), or are random. Uses only the kiln
@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -37,6 +38,7 @@ struct Options {
   bool random = false;
   double rtol = 1e-4, atol = 1e-5;
   int bench = 0, threads = 1;
+  bool profile = false;
 };
 
 int usage(const char *message) {
@@ -44,7 +46,7 @@ int usage(const char *message) {
                "error: %s\nusage: kiln-run MODEL.so [--input NAME=FILE]... "
                "[--inputs-dir DIR] [--random] [--output-dir DIR] [--compare "
                "FILE,...|DIR] [--rtol R] [--atol A] [--bench N] "
-               "[--threads T]\n",
+               "[--profile] [--threads T]\n",
                message);
   return 2;
 }
@@ -90,6 +92,8 @@ bool parseOptions(int argc, char **argv, Options &options, std::string &why) {
       options.atol = std::atof(v);
     } else if (const char *v = value("--bench")) {
       options.bench = std::atoi(v);
+    } else if (arg == "--profile") {
+      options.profile = true;
     } else if (const char *v = value("--threads")) {
       options.threads = std::atoi(v);
     } else if (arg == "--random") {
@@ -303,6 +307,47 @@ bool compareOutputs(const Options &options, const kiln_model *model,
 
 } // namespace
 
+/// --profile: runs the model `runs` times after a warm-up and prints each
+/// kernel's measured time against its roofline prediction, and the time
+/// spent outside kernels.
+int profileKernels(const kiln_model *model,
+                   const std::function<kiln_status()> &runOnce, int runs) {
+  const kiln_model_profile *profile = kiln_model_get_profile_data(model);
+  if (!profile) {
+    std::fprintf(stderr, "error: the model has no kernel timers: compile it "
+                         "with kiln-compile --profile\n");
+    return 1;
+  }
+  for (int i = 0; i < 3; ++i)
+    runOnce();
+  kiln_model_reset_profile(model);
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i)
+    runOnce();
+  double totalUs = std::chrono::duration<double, std::micro>(
+                       std::chrono::steady_clock::now() - start)
+                       .count() /
+                   runs;
+  std::printf("%4s  %-11s %10s %9s %9s %11s %10s  %s\n", "#", "kind",
+              "us/run", "GFLOP/s", "GB/s", "roofline %", "pred. us", "ops");
+  double kernelUs = 0;
+  for (int32_t k = 0; k < profile->num_kernels; ++k) {
+    const kiln_kernel_info &info = profile->kernels[k];
+    double us = profile->nanoseconds[k] / 1e3 / runs;
+    double seconds = us / 1e6;
+    kernelUs += us;
+    std::printf("%4d  %-11s %10.2f %9.2f %9.2f %10.1f%% %10.2f  %s\n", k,
+                info.kind, us, seconds > 0 ? info.flops / seconds / 1e9 : 0,
+                seconds > 0 ? info.bytes / seconds / 1e9 : 0,
+                seconds > 0 ? 100 * info.predicted_seconds / seconds : 0,
+                info.predicted_seconds * 1e6, info.ops);
+  }
+  std::printf("per run over %d runs: %.2f us total, %.2f us in kernels, "
+              "%.2f us outside kernels (overhead)\n",
+              runs, totalUs, kernelUs, std::max(totalUs - kernelUs, 0.0));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   Options options;
   std::string why;
@@ -362,6 +407,8 @@ int main(int argc, char **argv) {
   if (status == 0 && !options.compare.empty() &&
       !compareOutputs(options, model, outputs))
     status = 1;
+  if (status == 0 && options.profile)
+    status = profileKernels(model, runOnce, std::max(options.bench, 10));
   if (status == 0 && options.bench > 0) {
     for (int i = 0; i < std::min(options.bench, 10); ++i) // warm-up
       runOnce();

@@ -46,11 +46,50 @@ bool hasLinalgLowering(Operation *op) {
           getElementTypeOrSelf(op->getResult(0)).isF32());
 }
 
+/// Kernel regions survive the lowering: their signatures become signless and
+/// their bodies are lowered in place.
+struct KernelOpTypeConversion : public OpConversionPattern<KernelOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(KernelOp kernel, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> outputTypes;
+    if (failed(getTypeConverter()->convertTypes(kernel.getResultTypes(),
+                                                outputTypes)))
+      return failure();
+    auto converted = KernelOp::create(rewriter, kernel.getLoc(),
+                                      kernel.getKind(), adaptor.getInputs(),
+                                      outputTypes);
+    converted->setDiscardableAttrs(kernel->getDiscardableAttrDictionary());
+    rewriter.eraseBlock(&converted.getBody().front());
+    rewriter.inlineRegionBefore(kernel.getBody(), converted.getBody(),
+                                converted.getBody().end());
+    if (failed(rewriter.convertRegionTypes(&converted.getBody(),
+                                           *getTypeConverter())))
+      return failure();
+    rewriter.replaceOp(kernel, converted.getResults());
+    return success();
+  }
+};
+
+struct YieldOpTypeConversion : public OpConversionPattern<YieldOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(YieldOp yield, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<YieldOp>(yield, adaptor.getValues());
+    return success();
+  }
+};
+
 /// Names every kiln op the pass cannot lower yet, in one error.
 LogicalResult checkLowerable(ModuleOp module) {
   std::map<std::string, int> missing;
   module.walk([&](Operation *op) {
-    if (isa<KilnDialect>(op->getDialect()) && !hasLinalgLowering(op))
+    if (isa<KilnDialect>(op->getDialect()) && !isa<KernelOp, YieldOp>(op) &&
+        !hasLinalgLowering(op))
       ++missing[op->getName().getStringRef().str()];
   });
   if (missing.empty())
@@ -77,6 +116,11 @@ struct ConvertKilnToLinalgPass
       return converter.isSignatureLegal(func.getFunctionType()) &&
              converter.isLegal(&func.getBody());
     });
+    target.addDynamicallyLegalOp<KernelOp>([&](KernelOp kernel) {
+      return converter.isLegal(kernel) && converter.isLegal(&kernel.getBody());
+    });
+    target.addDynamicallyLegalOp<YieldOp>(
+        [&](YieldOp yield) { return converter.isLegal(yield); });
     target.markUnknownOpDynamicallyLegal(
         [&](Operation *op) { return converter.isLegal(op); });
 
@@ -90,6 +134,8 @@ struct ConvertKilnToLinalgPass
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
+    patterns.add<KernelOpTypeConversion, YieldOpTypeConversion>(converter,
+                                                                context);
 
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

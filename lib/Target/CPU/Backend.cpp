@@ -2,6 +2,8 @@
 
 #include "kiln/Target/CPU/Backend.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Passes.h"
 #include "kiln/runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -105,7 +107,7 @@ std::string ModelSignature::toJSON() const {
   appendJSONTensors(out, inputs);
   out += ", \"outputs\": ";
   appendJSONTensors(out, outputs);
-  out += "}";
+  out += ", \"arena_bytes\": " + std::to_string(arenaBytes) + "}";
   return out;
 }
 
@@ -154,12 +156,23 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
 // Pass pipelines
 //===----------------------------------------------------------------------===//
 
-void buildLinalgPipeline(OpPassManager &pm) {
+void buildKernelPipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createKilnFuseKernels());
+}
+
+void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createConvertKilnToLinalg());
+  pm.addPass(createFuseElementwise());
+  pm.addPass(createInlineKernels({options.profile}));
   pm.addPass(createCanonicalizerPass());
 }
 
 void buildLLVMDialectPipeline(OpPassManager &pm) {
+  static bool registered = [] {
+    registerKilnCodegenPasses();
+    return true;
+  }();
+  (void)registered;
   // Naive loops for now: tiling, packing and vectorization come with the
   // fusion and contraction work (issues 6 and 7).
   static constexpr llvm::StringLiteral pipeline =
@@ -167,11 +180,13 @@ void buildLLVMDialectPipeline(OpPassManager &pm) {
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
+      "canonicalize,cse,kiln-plan-memory,"
       "func.func(buffer-deallocation-pipeline),"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-loops),expand-strided-metadata,"
-      "lower-affine,convert-scf-to-cf,math-expand-ops{ops=rsqrt},"
-      "convert-math-to-funcs,convert-math-to-libm,convert-math-to-llvm,"
+      "lower-affine,convert-scf-to-cf,kiln-approximate-math,"
+      "math-expand-ops{ops=rsqrt},"
+      "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
       "convert-arith-to-llvm,finalize-memref-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
       "convert-cf-to-llvm,reconcile-unrealized-casts";
@@ -245,6 +260,8 @@ public:
       graph->addParamAttr(i, llvm::Attribute::NoAlias);
     buildInfo();
     buildRun(graph);
+    if (llvm::Function *begin = module.getFunction("kiln_profile_begin"))
+      buildProfile(begin, module.getFunction("kiln_profile_end"));
     return llvm::Error::success();
   }
 
@@ -291,7 +308,7 @@ private:
                        llvm::ConstantInt::get(i32, 0),
                        tensorInfos(signature.inputs, "inputs"),
                        tensorInfos(signature.outputs, "outputs"),
-                       llvm::ConstantInt::get(i64, 0),
+                       llvm::ConstantInt::get(i64, signature.arenaBytes),
                        string(signature.toJSON(), "kiln.signature")}),
         "kiln.info");
     auto *getInfo = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
@@ -317,8 +334,103 @@ private:
       load(run->getArg(0), i);
     for (size_t i = 0; i < signature.outputs.size(); ++i)
       load(run->getArg(1), i);
+    args.push_back(run->getArg(2));
     b.CreateCall(graph, args);
     b.CreateRet(llvm::ConstantInt::get(i32, 0));
+  }
+
+  /// Nanoseconds of CLOCK_MONOTONIC, through libc's clock_gettime (vDSO).
+  llvm::Function *buildClock() {
+    auto *clockGetTime = llvm::Function::Create(
+        llvm::FunctionType::get(i32, {i32, ptr}, false),
+        llvm::GlobalValue::ExternalLinkage, "clock_gettime", module);
+    auto *now = llvm::Function::Create(llvm::FunctionType::get(i64, false),
+                                       llvm::GlobalValue::InternalLinkage,
+                                       "kiln.profile.now", module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", now));
+    auto *timespec = llvm::StructType::get(ctx, {i64, i64});
+    llvm::Value *ts = b.CreateAlloca(timespec);
+    constexpr int kClockMonotonic = 1;
+    b.CreateCall(clockGetTime, {llvm::ConstantInt::get(i32, kClockMonotonic), ts});
+    llvm::Value *sec = b.CreateLoad(i64, b.CreateStructGEP(timespec, ts, 0));
+    llvm::Value *nsec = b.CreateLoad(i64, b.CreateStructGEP(timespec, ts, 1));
+    b.CreateRet(b.CreateAdd(
+        b.CreateMul(sec, llvm::ConstantInt::get(i64, 1000000000)), nsec));
+    return now;
+  }
+
+  llvm::GlobalVariable *counters(size_t count, const llvm::Twine &name) {
+    auto *type = llvm::ArrayType::get(i64, count);
+    return new llvm::GlobalVariable(module, type, false,
+                                    llvm::GlobalValue::InternalLinkage,
+                                    llvm::Constant::getNullValue(type), name);
+  }
+
+  /// Defines kiln_profile_begin/end(i32 kernel) as timers into per-kernel
+  /// counters, and exports kiln_model_get_profile.
+  void buildProfile(llvm::Function *begin, llvm::Function *end) {
+    size_t n = std::max<size_t>(signature.profiledKernels.size(), 1);
+    llvm::GlobalVariable *start = counters(n, "kiln.profile.start");
+    llvm::GlobalVariable *nanoseconds = counters(n, "kiln.profile.ns");
+    llvm::GlobalVariable *calls = counters(n, "kiln.profile.calls");
+    llvm::Function *now = buildClock();
+    auto slot = [&](llvm::IRBuilder<> &b, llvm::GlobalVariable *array,
+                    llvm::Value *index) {
+      return b.CreateGEP(array->getValueType(), array,
+                         {llvm::ConstantInt::get(i64, 0),
+                          b.CreateZExt(index, i64)});
+    };
+    {
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", begin));
+      b.CreateStore(b.CreateCall(now), slot(b, start, begin->getArg(0)));
+      b.CreateRetVoid();
+    }
+    {
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", end));
+      llvm::Value *index = end->getArg(0);
+      llvm::Value *elapsed = b.CreateSub(
+          b.CreateCall(now), b.CreateLoad(i64, slot(b, start, index)));
+      llvm::Value *total = slot(b, nanoseconds, index);
+      b.CreateStore(b.CreateAdd(b.CreateLoad(i64, total), elapsed), total);
+      llvm::Value *count = slot(b, calls, index);
+      b.CreateStore(
+          b.CreateAdd(b.CreateLoad(i64, count), llvm::ConstantInt::get(i64, 1)),
+          count);
+      b.CreateRetVoid();
+    }
+    for (llvm::Function *hook : {begin, end})
+      hook->setLinkage(llvm::GlobalValue::InternalLinkage);
+
+    auto *f64 = llvm::Type::getDoubleTy(ctx);
+    auto *kernelType = llvm::StructType::get(ctx, {ptr, ptr, f64, f64, f64});
+    SmallVector<llvm::Constant *> kernels;
+    for (auto [i, k] : llvm::enumerate(signature.profiledKernels)) {
+      std::string prefix = ("kiln.kernel." + llvm::Twine(i)).str();
+      kernels.push_back(llvm::ConstantStruct::get(
+          kernelType,
+          {string(k.kind, prefix + ".kind"), string(k.ops, prefix + ".ops"),
+           llvm::ConstantFP::get(f64, k.flops),
+           llvm::ConstantFP::get(f64, k.bytes),
+           llvm::ConstantFP::get(f64, k.predictedSeconds)}));
+    }
+    auto *kernelsType = llvm::ArrayType::get(kernelType, kernels.size());
+    auto *kernelTable = new llvm::GlobalVariable(
+        module, kernelsType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(kernelsType, kernels), "kiln.kernels");
+    auto *profileType = llvm::StructType::get(ctx, {i32, i32, ptr, ptr, ptr});
+    auto *profile = new llvm::GlobalVariable(
+        module, profileType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantStruct::get(
+            profileType,
+            {llvm::ConstantInt::get(i32, signature.profiledKernels.size()),
+             llvm::ConstantInt::get(i32, 0), kernelTable, nanoseconds,
+             calls}),
+        "kiln.profile");
+    auto *getProfile = llvm::Function::Create(
+        llvm::FunctionType::get(ptr, false),
+        llvm::GlobalValue::ExternalLinkage, "kiln_model_get_profile", module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", getProfile));
+    b.CreateRet(profile);
   }
 
   llvm::Module &module;
@@ -345,9 +457,25 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 
 } // namespace
 
+LogicalResult recordMemoryPlan(ModuleOp module, ModelSignature &signature) {
+  Operation *graph = SymbolTable::lookupSymbolIn(module, kGraphFunctionName);
+  if (!graph)
+    return module.emitError("the model function was not lowered");
+  auto take = [&](StringRef name, uint64_t &into) {
+    if (auto bytes = graph->getAttrOfType<IntegerAttr>(name))
+      into = bytes.getInt();
+    graph->removeAttr(name);
+  };
+  take("kiln.arena_bytes", signature.arenaBytes);
+  take("kiln.intermediate_bytes", signature.intermediateBytes);
+  return success();
+}
+
 FailureOr<std::unique_ptr<llvm::Module>>
-translateAndOptimize(ModuleOp module, const ModelSignature &signature,
+translateAndOptimize(ModuleOp module, ModelSignature &signature,
                      llvm::TargetMachine &machine, llvm::LLVMContext &context) {
+  if (failed(recordMemoryPlan(module, signature)))
+    return failure();
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);

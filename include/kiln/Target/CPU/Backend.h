@@ -30,8 +30,20 @@ struct TensorSignature {
   llvm::SmallVector<int64_t> shape;
 };
 
+/// A kernel as the profiling build describes it (kiln_kernel_info).
+struct ProfiledKernel {
+  std::string kind, ops;
+  double flops = 0, bytes = 0, predictedSeconds = 0;
+};
+
 struct ModelSignature {
   llvm::SmallVector<TensorSignature> inputs, outputs;
+  /// Scratch memory for intermediates (kiln-plan-memory), and what one
+  /// allocation per intermediate would take.
+  uint64_t arenaBytes = 0, intermediateBytes = 0;
+  /// Set for a profiling build: one entry per kernel, in the order of the
+  /// kiln_profile_begin/end indices.
+  llvm::SmallVector<ProfiledKernel> profiledKernels;
   /// {"inputs": [...], "outputs": [...]} as in kiln/runtime.h.
   std::string toJSON() const;
 };
@@ -46,7 +58,15 @@ constexpr const char *kGraphFunctionName = "kiln_graph";
 mlir::FailureOr<ModelSignature> prepareGraphFunction(mlir::ModuleOp module);
 
 /// kiln -> linalg on tensors.
-void buildLinalgPipeline(mlir::OpPassManager &pm);
+struct CodegenOptions {
+  /// Bracket every kernel with timers (kiln-inline-kernels{profile}).
+  bool profile = false;
+};
+
+/// kiln-fuse-kernels: groups the graph into kernel regions.
+void buildKernelPipeline(mlir::OpPassManager &pm);
+void buildLinalgPipeline(mlir::OpPassManager &pm,
+                         const CodegenOptions &options = {});
 /// linalg on tensors -> LLVM dialect (outputs become out-parameters,
 /// memrefs become bare pointers).
 void buildLLVMDialectPipeline(mlir::OpPassManager &pm);
@@ -63,7 +83,7 @@ createTargetMachine(const TargetOptions &options);
 /// Translates the LLVM-dialect module, adds the model ABI entry points and
 /// runs LLVM's -O3 pipeline for `machine`.
 mlir::FailureOr<std::unique_ptr<llvm::Module>>
-translateAndOptimize(mlir::ModuleOp module, const ModelSignature &signature,
+translateAndOptimize(mlir::ModuleOp module, ModelSignature &signature,
                      llvm::TargetMachine &machine, llvm::LLVMContext &context);
 
 /// Assembly or an object file of `module`.

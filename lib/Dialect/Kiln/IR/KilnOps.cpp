@@ -356,5 +356,31 @@ LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
   return inferShapedByResult(loc, adaptor, rank, broadcastTo, types);
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel regions
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef kind,
+                     ValueRange inputs, TypeRange outputTypes) {
+  state.addAttribute(getKindAttrName(state.name), builder.getStringAttr(kind));
+  state.addOperands(inputs);
+  state.addTypes(outputTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value input : inputs)
+    block->addArgument(input.getType(), input.getLoc());
+}
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("block arguments must match the kernel inputs");
+  auto yield = cast<YieldOp>(body.getTerminator());
+  if (yield.getValues().getTypes() != getOutputs().getTypes())
+    return emitOpError("yielded values must match the kernel outputs");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Kiln/IR/KilnOps.cpp.inc"

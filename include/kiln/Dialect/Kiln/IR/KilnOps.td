@@ -647,4 +647,52 @@ def Kiln_ShapeOfOp : Kiln_Op<"shape_of"> {
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Kernel regions
+//===----------------------------------------------------------------------===//
+
+def Kiln_KernelOp : Op<Kiln_Dialect, "kernel", [IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "a fused group of ops that becomes one generated kernel";
+  let description = [{
+    `kiln-fuse-kernels` groups the graph's ops into kernel regions; each
+    region is generated as one pass over memory. The body sees the kernel's
+    inputs as block arguments and yields its outputs (values that ops outside
+    the kernel or the function's return use). `kind` names the kernel's root:
+    `contraction` (a matmul or convolution with its epilogue), `reduction`
+    (a reduction or softmax with its producers and consumers), `elementwise`,
+    or the name of a single op that does not fuse (`gather`, `pad`, ...).
+
+    ```mlir
+    %r = kiln.kernel "elementwise" (%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%xa: tensor<4x8xf32>, %ba: tensor<8xf32>):
+      %s = kiln.add %xa, %ba : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+      %t = kiln.relu %s : tensor<4x8xf32> -> tensor<4x8xf32>
+      kiln.yield %t : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
+    $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$kind, "::mlir::ValueRange":$inputs,
+                   "::mlir::TypeRange":$outputTypes)>
+  ];
+}
+
+def Kiln_YieldOp : Op<Kiln_Dialect, "yield", [Pure, Terminator,
+    HasParent<"KernelOp">]> {
+  let summary = "the outputs of a kernel region";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+}
+
 #endif // KILN_DIALECT_KILN_IR_KILNOPS_TD

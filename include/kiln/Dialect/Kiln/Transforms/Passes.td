@@ -36,4 +36,27 @@ def KilnFoldConstants : Pass<"kiln-fold-constants"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFuseKernels : Pass<"kiln-fuse-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Group ops into kernel regions, one generated kernel each";
+  let description = [{
+    Forms `kiln.kernel` regions by the roofline rules of docs/fusion.md:
+    elementwise chains (with broadcasts and transposes) merge; a matmul or
+    convolution absorbs its same-shape elementwise epilogue; a reduction or
+    softmax absorbs its elementwise producers and consumers and other
+    reductions over the same axes; every other op is a kernel of its own;
+    constants, shape_of and reshapes stay outside. A value used outside its
+    kernel is yielded. Merges that would make two kernels depend on each
+    other are refused, and a kernel stops growing at `max-ops` ops or
+    `max-inputs` tensor inputs. Running it on a function that already has
+    kernels does nothing.
+  }];
+  let options = [
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"48",
+           "Most ops in one kernel">,
+    Option<"maxInputs", "max-inputs", "int64_t", /*default=*/"12",
+           "Most tensor inputs (besides constants) of one kernel">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD

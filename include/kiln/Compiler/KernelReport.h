@@ -1,0 +1,66 @@
+//===- KernelReport.h - per-kernel cost and roofline ------------*- C++ -*-===//
+//
+// For every kernel region (kiln.kernel) of a fused graph: the ops it holds,
+// its FLOPs and the bytes it must move (inputs read once, outputs written
+// once), and where that puts it on the target's roofline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_KERNELREPORT_H
+#define KILN_COMPILER_KERNELREPORT_H
+
+#include "kiln/Target/Roofline.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Kernels shorter than this are dominated by fixed costs (loop setup, the
+/// call), whatever their FLOPs and bytes.
+constexpr double kOverheadBoundSeconds = 2e-6;
+
+struct KernelCost {
+  std::string kind;             // contraction, reduction, elementwise, ...
+  std::vector<std::string> ops; // kiln op names, in order
+  double flops = 0;
+  double bytes = 0;
+
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }
+  double predictedSeconds(const Roofline &roofline) const;
+  /// "compute", "memory" or "overhead".
+  const char *bound(const Roofline &roofline) const;
+};
+
+/// FLOPs of one kiln op by the convention in docs/fusion.md (2 per
+/// multiply-add, 1 per simple elementwise op, a polynomial's worth per
+/// transcendental, 1 per reduced element).
+double flopsOf(mlir::Operation *op);
+
+/// One entry per kiln.kernel of `func`, in program order.
+std::vector<KernelCost> analyzeKernels(mlir::func::FuncOp func);
+
+/// Bytes of all tensors the graph's unfused ops would read and write: what
+/// memory traffic would be without fusion.
+double unfusedBytes(mlir::func::FuncOp func);
+
+/// Whole-model numbers printed under the per-kernel table.
+struct ModelTotals {
+  double unfusedBytes = 0;
+  /// The planned arena and the sum of all intermediates (0 when the
+  /// compilation stopped before memory planning).
+  uint64_t arenaBytes = 0, intermediateBytes = 0;
+};
+
+void printReportText(llvm::raw_ostream &os, llvm::ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals);
+void printReportJSON(llvm::raw_ostream &os, llvm::ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_KERNELREPORT_H

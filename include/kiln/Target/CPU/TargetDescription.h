@@ -1,0 +1,24 @@
+//===- TargetDescription.h - what kiln knows about a CPU --------*- C++ -*-===//
+
+#ifndef KILN_TARGET_CPU_TARGETDESCRIPTION_H
+#define KILN_TARGET_CPU_TARGETDESCRIPTION_H
+
+#include "kiln/Target/Roofline.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Target/TargetMachine.h"
+
+namespace kiln::cpu {
+
+/// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
+/// (the JSON that bench/probe writes: measured FMA peak per core and DRAM
+/// bandwidth at 1 and all threads), the measured numbers; otherwise an
+/// estimate: 2 FMA pipes x the FMA datapath's f32 lanes x 2 FLOPs x the
+/// clock (the host's, else 3 GHz), and 35 GB/s per streaming core.
+llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
+                                          int threads,
+                                          llvm::StringRef machineFile);
+
+} // namespace kiln::cpu
+
+#endif // KILN_TARGET_CPU_TARGETDESCRIPTION_H

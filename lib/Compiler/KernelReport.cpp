@@ -1,0 +1,179 @@
+//===- KernelReport.cpp - per-kernel cost and roofline --------------------===//
+
+#include "kiln/Compiler/KernelReport.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+double elementsOf(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? double(type.getNumElements()) : 0;
+}
+
+double bytesOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return elementsOf(value) * double(llvm::divideCeil(bits, 8));
+}
+
+/// Arithmetic cost per element of a transcendental, as the polynomial
+/// approximations kiln generates compute it (FMAs and a few selects).
+constexpr double kTranscendentalFlops = 10;
+
+} // namespace
+
+double flopsOf(Operation *op) {
+  if (op->getNumResults() == 0)
+    return 0;
+  double out = elementsOf(op->getResult(0));
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+    return 2 * out * double(lhs.getShape().back());
+  }
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+    double perOutput = 1;
+    for (int64_t d : filter.getShape().drop_front())
+      perOutput *= double(d); // input channels per group x kernel window
+    return 2 * out * perOutput;
+  }
+  if (isa<ExpOp, LogOp, TanhOp, SigmoidOp, ErfOp, PowOp>(op))
+    return out * kTranscendentalFlops;
+  if (isa<GeluOp>(op))
+    return out * (kTranscendentalFlops + 4);
+  if (isa<SoftmaxOp, LogSoftmaxOp>(op))
+    return out * (kTranscendentalFlops + 4);
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+          ArgMaxOp, ArgMinOp, AvgPoolOp, MaxPoolOp>(op))
+    return elementsOf(op->getOperand(0));
+  if (op->hasTrait<OpTrait::Elementwise>())
+    return out;
+  return 0; // data movement
+}
+
+double KernelCost::predictedSeconds(const Roofline &roofline) const {
+  return std::max(flops / (roofline.peakGflops * 1e9),
+                  bytes / (roofline.bandwidthGBs * 1e9));
+}
+
+const char *KernelCost::bound(const Roofline &roofline) const {
+  if (predictedSeconds(roofline) < kOverheadBoundSeconds)
+    return "overhead";
+  return flops / (roofline.peakGflops * 1e9) >
+                 bytes / (roofline.bandwidthGBs * 1e9)
+             ? "compute"
+             : "memory";
+}
+
+std::vector<KernelCost> analyzeKernels(func::FuncOp func) {
+  std::vector<KernelCost> kernels;
+  func.walk([&](KernelOp kernel) {
+    KernelCost cost;
+    cost.kind = kernel.getKind().str();
+    for (Value input : kernel.getInputs())
+      cost.bytes += bytesOf(input);
+    for (Value output : kernel.getOutputs())
+      cost.bytes += bytesOf(output);
+    for (Operation &op : kernel.getBody().front().without_terminator()) {
+      if (isa<ConstantOp>(op))
+        continue;
+      cost.ops.push_back(op.getName().stripDialect().str());
+      cost.flops += flopsOf(&op);
+    }
+    kernels.push_back(std::move(cost));
+  });
+  return kernels;
+}
+
+double unfusedBytes(func::FuncOp func) {
+  double bytes = 0;
+  func.walk([&](Operation *op) {
+    if (!isa_and_nonnull<KilnDialect>(op->getDialect()) ||
+        isa<KernelOp, YieldOp, ConstantOp, ReshapeOp, ShapeOfOp>(op))
+      return;
+    for (Value operand : op->getOperands())
+      bytes += bytesOf(operand);
+    for (Value result : op->getResults())
+      bytes += bytesOf(result);
+  });
+  return bytes;
+}
+
+namespace {
+
+std::string joinOps(const KernelCost &kernel, size_t limit) {
+  std::string text;
+  for (const std::string &op : kernel.ops)
+    text += (text.empty() ? "" : " ") + op;
+  if (text.size() > limit)
+    text = text.substr(0, limit - 3) + "...";
+  return text;
+}
+
+} // namespace
+
+void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals) {
+  os << llvm::format("roofline: %.1f GFLOP/s, %.1f GB/s (%d thread%s; %s)\n",
+                     roofline.peakGflops, roofline.bandwidthGBs,
+                     roofline.threads, roofline.threads == 1 ? "" : "s",
+                     roofline.source.c_str());
+  os << llvm::format("%4s  %-11s %10s %10s %7s %10s  %-8s  %s\n", "#",
+                     "kind", "MFLOP", "MB", "FLOP/B", "pred. us", "bound",
+                     "ops");
+  double flops = 0, bytes = 0, seconds = 0;
+  for (auto [i, kernel] : llvm::enumerate(kernels)) {
+    double predicted = kernel.predictedSeconds(roofline);
+    os << llvm::format("%4zu  %-11s %10.3f %10.3f %7.2f %10.2f  %-8s  %s\n",
+                       i, kernel.kind.c_str(), kernel.flops / 1e6,
+                       kernel.bytes / 1e6, kernel.intensity(), predicted * 1e6,
+                       kernel.bound(roofline), joinOps(kernel, 60).c_str());
+    flops += kernel.flops;
+    bytes += kernel.bytes;
+    seconds += predicted;
+  }
+  os << llvm::format("total: %zu kernels, %.3f MFLOP, %.3f MB moved "
+                     "(%.3f MB unfused), predicted %.2f us\n",
+                     kernels.size(), flops / 1e6, bytes / 1e6,
+                     totals.unfusedBytes / 1e6, seconds * 1e6);
+  if (totals.intermediateBytes)
+    os << llvm::format("arena: %llu bytes for %llu bytes of intermediates\n",
+                       (unsigned long long)totals.arenaBytes,
+                       (unsigned long long)totals.intermediateBytes);
+}
+
+void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals) {
+  llvm::json::Array entries;
+  for (const KernelCost &kernel : kernels) {
+    llvm::json::Array ops;
+    for (const std::string &op : kernel.ops)
+      ops.push_back(op);
+    entries.push_back(llvm::json::Object{
+        {"kind", kernel.kind},
+        {"ops", std::move(ops)},
+        {"flops", kernel.flops},
+        {"bytes", kernel.bytes},
+        {"intensity", kernel.intensity()},
+        {"predicted_us", kernel.predictedSeconds(roofline) * 1e6},
+        {"bound", kernel.bound(roofline)}});
+  }
+  llvm::json::Object report{
+      {"roofline", llvm::json::Object{{"peak_gflops", roofline.peakGflops},
+                                      {"bandwidth_gbs", roofline.bandwidthGBs},
+                                      {"threads", roofline.threads},
+                                      {"source", roofline.source}}},
+      {"kernels", std::move(entries)},
+      {"unfused_bytes", totals.unfusedBytes},
+      {"arena_bytes", int64_t(totals.arenaBytes)},
+      {"intermediate_bytes", int64_t(totals.intermediateBytes)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+}
+
+} // namespace kiln

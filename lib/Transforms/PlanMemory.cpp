@@ -1,0 +1,176 @@
+//===- PlanMemory.cpp - kiln-plan-memory ----------------------------------===//
+//
+// All shapes are static, so every intermediate buffer's size and lifetime are
+// known at compile time: one arena, allocated once per execution context,
+// holds them all at fixed offsets, and an inference allocates nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// One buffer to place: it is live over the top-level ops [first, last].
+struct Interval {
+  memref::AllocOp alloc;
+  int64_t bytes;
+  unsigned first, last;
+  int64_t offset = 0;
+};
+
+/// Bytes of a dense, statically shaped buffer, or nullopt if the planner
+/// cannot place it (dynamic shape, non-identity layout, odd element type).
+std::optional<int64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+    return std::nullopt;
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  // i1 is stored one per byte once lowered to LLVM.
+  int64_t elementBytes = llvm::divideCeil(element.getIntOrFloatBitWidth(), 8);
+  return std::max<int64_t>(type.getNumElements() * elementBytes, 1);
+}
+
+/// Index of the top-level op of `body` that contains `op`.
+unsigned topLevelIndex(Operation *op, Block &body,
+                       const DenseMap<Operation *, unsigned> &order) {
+  while (op->getBlock() != &body)
+    op = op->getParentOp();
+  return order.lookup(op);
+}
+
+/// The last top-level op that uses `alloc` or any value derived from it
+/// (views, casts, loop results): any op producing a memref from the buffer is
+/// conservatively taken as an alias.
+unsigned lastUse(memref::AllocOp alloc, Block &body,
+                 const DenseMap<Operation *, unsigned> &order,
+                 SmallVectorImpl<Operation *> &deallocs) {
+  unsigned last = topLevelIndex(alloc, body, order);
+  SmallVector<Value> worklist = {alloc.getResult()};
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<memref::DeallocOp>(user)) {
+        deallocs.push_back(user);
+        continue;
+      }
+      last = std::max(last, topLevelIndex(user, body, order));
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          worklist.push_back(result);
+    }
+  }
+  return last;
+}
+
+/// First-fit packing, largest buffers first: each buffer goes at the lowest
+/// aligned offset that no buffer with an overlapping lifetime occupies.
+int64_t packIntervals(MutableArrayRef<Interval> intervals, int64_t alignment) {
+  SmallVector<Interval *> bySize;
+  for (Interval &interval : intervals)
+    bySize.push_back(&interval);
+  // Ties broken by program order, so the plan is deterministic.
+  llvm::sort(bySize, [](const Interval *a, const Interval *b) {
+    return std::make_pair(-a->bytes, a->first) <
+           std::make_pair(-b->bytes, b->first);
+  });
+  SmallVector<Interval *> placed;
+  int64_t arenaBytes = 0;
+  for (Interval *interval : bySize) {
+    SmallVector<Interval *> conflicts;
+    for (Interval *other : placed)
+      if (other->first <= interval->last && interval->first <= other->last)
+        conflicts.push_back(other);
+    llvm::sort(conflicts, [](const Interval *a, const Interval *b) {
+      return a->offset < b->offset;
+    });
+    int64_t offset = 0;
+    for (Interval *other : conflicts) {
+      if (offset + interval->bytes <= other->offset)
+        break;
+      offset = std::max<int64_t>(offset, llvm::alignTo(other->offset + other->bytes,
+                                              alignment));
+    }
+    interval->offset = offset;
+    arenaBytes = std::max(arenaBytes, offset + interval->bytes);
+    placed.push_back(interval);
+  }
+  return llvm::alignTo(arenaBytes, alignment);
+}
+
+struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
+  using PlanMemoryBase::PlanMemoryBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && func.isPublic())
+        if (failed(planFunction(func)))
+          return signalPassFailure();
+  }
+
+  LogicalResult planFunction(func::FuncOp func) {
+    Block &body = func.getBody().front();
+    DenseMap<Operation *, unsigned> order;
+    for (auto [i, op] : llvm::enumerate(body))
+      order[&op] = i;
+
+    SmallVector<Interval> intervals;
+    SmallVector<Operation *> deallocs;
+    func.walk([&](memref::AllocOp alloc) {
+      std::optional<int64_t> bytes = staticBytes(alloc.getType());
+      if (!bytes)
+        return;
+      unsigned first = topLevelIndex(alloc, body, order);
+      unsigned last = lastUse(alloc, body, order, deallocs);
+      intervals.push_back({alloc, *bytes, first, last});
+    });
+    int64_t arenaBytes = packIntervals(intervals, alignment);
+    int64_t intermediateBytes = 0;
+    for (const Interval &interval : intervals)
+      intermediateBytes += interval.bytes;
+
+    MLIRContext *ctx = func.getContext();
+    auto arenaType =
+        MemRefType::get({std::max<int64_t>(arenaBytes, 1)}, IntegerType::get(ctx, 8));
+    if (failed(func.insertArgument(func.getNumArguments(), arenaType,
+                                   DictionaryAttr::get(ctx), func.getLoc())))
+      return failure();
+    Value arena = func.getArgument(func.getNumArguments() - 1);
+
+    for (Operation *dealloc : deallocs)
+      dealloc->erase();
+    for (Interval &interval : intervals) {
+      OpBuilder builder(interval.alloc);
+      Location loc = interval.alloc.getLoc();
+      Value offset =
+          arith::ConstantIndexOp::create(builder, loc, interval.offset);
+      Value view = memref::ViewOp::create(builder, loc, interval.alloc.getType(),
+                                          arena, offset, ValueRange());
+      interval.alloc.replaceAllUsesWith(view);
+      interval.alloc.erase();
+    }
+    Builder b(ctx);
+    func->setAttr("kiln.arena_bytes", b.getI64IntegerAttr(arenaBytes));
+    func->setAttr("kiln.intermediate_bytes",
+                  b.getI64IntegerAttr(intermediateBytes));
+    return success();
+  }
+};
+
+} // namespace

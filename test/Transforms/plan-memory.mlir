@@ -1,0 +1,79 @@
+// RUN: kiln-opt %s --kiln-plan-memory -split-input-file | FileCheck %s
+
+// Three buffers in a chain: %a dies when %c is allocated, so %c reuses its
+// bytes; %b overlaps both.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: (%[[IN:.*]]: memref<16xf32>, %[[OUT:.*]]: memref<16xf32>, %[[ARENA:.*]]: memref<128xi8>)
+// CHECK-SAME: kiln.arena_bytes = 128 : i64
+// CHECK-SAME: kiln.intermediate_bytes = 192 : i64
+// CHECK-NOT: memref.alloc
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<128xi8> to memref<16xf32>
+// CHECK: %[[B:.*]] = memref.view %[[ARENA]][%c64{{.*}}][] : memref<128xi8> to memref<16xf32>
+// CHECK: %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<128xi8> to memref<16xf32>
+// CHECK-NOT: memref.dealloc
+func.func @chain(%in: memref<16xf32>, %out: memref<16xf32>) {
+  %a = memref.alloc() : memref<16xf32>
+  memref.copy %in, %a : memref<16xf32> to memref<16xf32>
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %a, %b : memref<16xf32> to memref<16xf32>
+  memref.dealloc %a : memref<16xf32>
+  %c = memref.alloc() : memref<16xf32>
+  memref.copy %b, %c : memref<16xf32> to memref<16xf32>
+  memref.copy %c, %out : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+// A view keeps its buffer alive: %a is read through %v after %b is
+// allocated, so they must not share bytes.
+// CHECK-LABEL: func.func @alias
+// CHECK: memref.view %{{.*}}[%c0{{.*}}][] : memref<128xi8> to memref<4x4xf32>
+// CHECK: memref.view %{{.*}}[%c64{{.*}}][] : memref<128xi8> to memref<16xf32>
+func.func @alias(%in: memref<16xf32>, %out: memref<16xf32>) {
+  %a = memref.alloc() : memref<4x4xf32>
+  %v = memref.collapse_shape %a [[0, 1]] : memref<4x4xf32> into memref<16xf32>
+  memref.copy %in, %v : memref<16xf32> to memref<16xf32>
+  %b = memref.alloc() : memref<16xf32>
+  memref.copy %in, %b : memref<16xf32> to memref<16xf32>
+  memref.copy %v, %out : memref<16xf32> to memref<16xf32>
+  memref.copy %b, %out : memref<16xf32> to memref<16xf32>
+  return
+}
+
+// -----
+
+// A buffer allocated inside a loop lives for the whole loop; largest first,
+// the odd-sized one is padded to the 64-byte alignment. i1 takes a byte.
+// CHECK-LABEL: func.func @loop
+// CHECK-SAME: kiln.arena_bytes = 192 : i64
+// CHECK: scf.for
+// CHECK: memref.view %{{.*}}[%c0{{.*}}][] : memref<192xi8> to memref<100xi1>
+// CHECK: memref.view %{{.*}}[%c128{{.*}}][] : memref<192xi8> to memref<3xf32>
+func.func @loop(%in: memref<3xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %flags = memref.alloc() : memref<100xi1>
+    %t = memref.alloc() : memref<3xf32>
+    memref.copy %in, %t : memref<3xf32> to memref<3xf32>
+  }
+  return
+}
+
+// -----
+
+// Private functions and dynamic shapes are left alone.
+// CHECK-LABEL: func.func private @helper
+// CHECK: memref.alloc
+// CHECK-LABEL: func.func @dynamic
+// CHECK-SAME: memref<1xi8>
+// CHECK: memref.alloc(%{{.*}}) : memref<?xf32>
+func.func private @helper() {
+  %a = memref.alloc() : memref<4xf32>
+  return
+}
+func.func @dynamic(%n: index) {
+  %a = memref.alloc(%n) : memref<?xf32>
+  return
+}
