@@ -7,7 +7,9 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import subprocess
+import time
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE_SOURCE = os.path.join(REPO_ROOT, "bench", "probe", "probe.cpp")
@@ -98,6 +100,43 @@ def load_average() -> str:
             return loadavg.read().split()[0]
     except OSError:
         return "unknown"
+
+
+def _busy_cpu_seconds() -> float:
+    """CPU seconds all processes have used since boot (/proc/stat: user,
+    nice, system, irq, softirq, and steal, which is time another VM took)."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class OtherCpuLoad:
+    """How many cores other processes kept busy while the block ran: all
+    CPU time on the machine minus what this process's waited-for children
+    (the measuring workers) used, over the wall time. Near 0 on a quiet
+    machine; a concurrent build shows up as 1 or more."""
+
+    def __enter__(self):
+        self.cores = None
+        try:
+            self._start = (_busy_cpu_seconds(), _children_cpu_seconds(), time.monotonic())
+        except OSError:  # no /proc/stat: leave it unknown
+            self._start = None
+        return self
+
+    def __exit__(self, *exc):
+        if self._start is not None:
+            busy, children, start = self._start
+            wall = time.monotonic() - start
+            others = (_busy_cpu_seconds() - busy) - (_children_cpu_seconds() - children)
+            self.cores = max(0.0, others) / wall if wall > 0 else None
+        return False
 
 
 def environment(kiln_compile: str) -> dict:

@@ -137,17 +137,18 @@ def row_cells(result, roofline, markdown: bool) -> list:
         fmt_bytes(kiln_open.get("arena_bytes")),
         fmt_bytes(kiln_open.get("peak_bytes")),
         fmt_bytes(result.engines.get("ort", {}).get("open", {}).get("peak_bytes")),
+        _maybe(result.other_load, "{:.2f}"),
     ] + ([fmt_runs(result)] if markdown else [])
 
 
 HEADERS = ["model", "threads", "status", "kiln ms", "ORT ms", "speedup (ORT/kiln)",
            "kiln GFLOP/s", "kiln % roofline", "ORT % roofline", "kiln compile s",
-           "kiln arena", "kiln peak mem", "ORT peak mem"]
+           "kiln arena", "kiln peak mem", "ORT peak mem", "other load (cores)"]
 MARKDOWN_HEADERS = HEADERS + ["repeats x runs (kiln / ORT)"]
 # Terminal column widths (the model column is the widest).
-WIDTHS = [24, 8, 10, 10, 9, 9, 8, 8, 8, 8, 9, 9, 9]
+WIDTHS = [24, 8, 10, 10, 9, 9, 8, 8, 8, 8, 9, 9, 9, 6]
 TERMINAL_HEADERS = ["model", "threads", "status", "kiln ms", "ORT ms", "speedup", "GFLOP/s",
-                    "%roof", "ORT%roof", "compile", "arena", "kiln mem", "ORT mem"]
+                    "%roof", "ORT%roof", "compile", "arena", "kiln mem", "ORT mem", "other"]
 
 
 def _terminal_line(cells) -> str:
@@ -228,6 +229,10 @@ METHOD = """\
   pages of `model.so`, ONNX Runtime's are copied and possibly pre-packed) and
   every intermediate. `kiln arena` is the scratch arena each kiln context
   allocates (`kiln_model_info.arena_bytes`).
+- **Other load.** The CPU time all processes used during a row (`/proc/stat`,
+  steal included) minus what the benchmark's own worker used, divided by the
+  row's wall time: how many cores something else kept busy. Rows above
+  0.25 are flagged in the summary.
 - **Machine probe** (`bench/probe/probe.cpp`, built with `clang++-22 -O3
   -march=native`): peak FP32 FMA throughput from AVX-512 (24 zmm) and AVX2
   (12 ymm) register-resident FMA chains on 1 and N threads (`std::thread`);
@@ -325,17 +330,45 @@ def _failures_section(results) -> str:
 
 
 def _summary(results) -> str:
-    ratios = [s for s in (speedup(r) for r in results) if s]
+    """Rows ok, and per thread count how often kiln is faster and the
+    geometric mean speedup."""
     ok = sum(r.status == "ok" for r in results)
-    if not ratios:
-        return f"{ok} of {len(results)} rows ok; no speedup could be computed."
-    geo = math.exp(sum(math.log(s) for s in ratios) / len(ratios))
-    faster = sum(s >= 1 for s in ratios)
-    verdict = (f"kiln is faster than ONNX Runtime on {faster} of {len(ratios)} timed rows"
-               if faster else f"kiln is slower than ONNX Runtime on all {len(ratios)} timed rows")
-    return (f"{ok} of {len(results)} rows ok. {verdict}; geometric mean speedup "
-            f"(ORT time / kiln time) {geo:.3g}, i.e. kiln takes {1 / geo:.3g}x ORT's time "
-            f"on average.")
+    parts = [f"{ok} of {len(results)} rows ok."]
+    for threads in sorted({r.threads for r in results}):
+        ratios = [s for s in (speedup(r) for r in results if r.threads == threads) if s]
+        if not ratios:
+            continue
+        geo = math.exp(sum(math.log(s) for s in ratios) / len(ratios))
+        faster = sum(s >= 1 for s in ratios)
+        parts.append(f"On {threads} thread{'s' if threads > 1 else ''}, kiln is faster than "
+                     f"ONNX Runtime on {faster} of {len(ratios)} timed models; geometric mean "
+                     f"speedup (ORT time / kiln time) {geo:.3g}"
+                     + (f", i.e. kiln takes {1 / geo:.3g}x ORT's time." if geo < 1 else "."))
+    return " ".join(parts)
+
+
+# Cores other processes may use during a row before its numbers are flagged.
+BUSY_CORES = 0.25
+
+
+def _load_warning(results, run_info) -> str:
+    """Says how busy the machine was, from each row's other-load measurement."""
+    loads = [r.other_load for r in results if r.other_load is not None]
+    if not loads:
+        return ("The CPU time other processes used during the run was not recorded (column "
+                "`other load`).")
+    busy = [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]
+    if not busy:
+        return (f"The machine was quiet: other processes used at most {max(loads):.2f} cores "
+                "during any row.")
+    return (f"**The machine was busy**: other processes used more than {BUSY_CORES} cores "
+            f"during {len(busy)} of {len(results)} rows (up to {max(loads):.1f} cores; column "
+            "`other load`). Those rows' numbers, the multi-threaded ones most, are lower and "
+            "noisier than on a quiet machine.")
+
+
+def _notes(run_info) -> str:
+    return "".join(f"\nNote: {note}\n" for note in run_info.get("notes", []))
 
 
 def write_markdown(path: str, results, probe, roofline, env, run_info) -> list:
@@ -355,6 +388,8 @@ by hand, rerun it. Smoke check (CI): `bench/smoke.sh`. How the numbers are taken
 
 {_summary(results)}
 
+{_load_warning(results, run_info)}
+{_notes(run_info)}
 Speedup is ONNX Runtime's time over kiln's: below 1, kiln is slower. Times are milliseconds per
 inference, median of the rounds (lowest-highest round median in parentheses).
 
@@ -442,28 +477,34 @@ def _speedup_chart(plt, results, path: str) -> str:
 
 
 def _roofline_chart(plt, results, roofline, path: str) -> str:
+    """One panel per thread count: the roofline, kiln's and ONNX Runtime's
+    point for each model joined by a line, models numbered (key in the
+    legend below) because their labels would overlap."""
     thread_counts = sorted({r.threads for r in results})
-    fig, axes = plt.subplots(1, len(thread_counts), figsize=(6.5 * len(thread_counts), 5.5),
+    keys = list(dict.fromkeys(r.key for r in results))
+    number = {key: i + 1 for i, key in enumerate(keys)}
+    fig, axes = plt.subplots(1, len(thread_counts), figsize=(6.5 * len(thread_counts), 6.5),
                              squeeze=False)
     intensities = [r.flops / r.bytes for r in results] or [1.0]
-    x_low, x_high = min(intensities) / 3, max(intensities + [roofline.ridge_point(1)]) * 3
+    x_low = min(intensities) / 3
+    x_high = max(intensities + [roofline.ridge_point(max(thread_counts))]) * 3
     for ax, threads in zip(axes[0], thread_counts):
         xs = [x_low * (x_high / x_low) ** (i / 200) for i in range(201)]
         ax.plot(xs, [min(roofline.peak_gflops(threads), x * roofline.bandwidth_gbs(threads))
                      for x in xs], color="black", linewidth=1.2, label="roofline (DRAM)")
-        rows = [r for r in results if r.threads == threads]
-        for engine, marker, color in (("kiln", "o", "tab:red"), ("ort", "s", "tab:blue")):
-            points = [(r.flops / r.bytes, achieved_gflops(r, engine), r.key) for r in rows
-                      if achieved_gflops(r, engine)]
-            if not points:
-                continue
-            ax.scatter([p[0] for p in points], [p[1] for p in points], marker=marker,
-                       color=color, s=22, label="kiln" if engine == "kiln" else "ONNX Runtime",
-                       zorder=3)
-            if engine == "kiln":
-                for x, y, key in points:
-                    ax.annotate(key, (x, y), fontsize=6, xytext=(3, -3),
-                                textcoords="offset points")
+        for r in (r for r in results if r.threads == threads):
+            x = r.flops / r.bytes
+            kiln, ort = achieved_gflops(r, "kiln"), achieved_gflops(r, "ort")
+            if kiln and ort:
+                ax.plot([x, x], [kiln, ort], color="grey", linewidth=0.6, zorder=1)
+            if ort:
+                ax.scatter([x], [ort], marker="s", color="tab:blue", s=18, zorder=2)
+            if kiln:
+                ax.scatter([x], [kiln], marker="o", color="tab:red", s=22, zorder=3)
+                ax.annotate(str(number[r.key]), (x, kiln), fontsize=7, xytext=(4, 2),
+                            textcoords="offset points")
+        ax.scatter([], [], marker="o", color="tab:red", label="kiln")
+        ax.scatter([], [], marker="s", color="tab:blue", label="ONNX Runtime")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("arithmetic intensity (FLOP / minimum byte)")
@@ -473,7 +514,9 @@ def _roofline_chart(plt, results, roofline, path: str) -> str:
                      f"{roofline.bandwidth_gbs(threads):.0f} GB/s")
         ax.grid(True, which="both", linewidth=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    legend = "   ".join(f"{number[key]} {key}" for key in keys)
+    fig.text(0.5, 0.01, legend, ha="center", va="bottom", fontsize=7, wrap=True)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path

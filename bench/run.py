@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Optional
 
 import engines as engine_registry
 import machine
@@ -64,6 +65,7 @@ class Result:
     bytes: int
     status: str = "ok"
     message: str = ""                                 # error text behind the status
+    other_load: Optional[float] = None                # cores used by other processes
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
 
@@ -136,6 +138,22 @@ def classify(result: Result, timed_out: bool, timeout_s: float) -> None:
             result.status, result.message = "run error", worker.get("message", "no result")
 
 
+def measure_engines(meta_path: str, threads: int, artifacts: dict, settings: Settings,
+                    kiln: engine_registry.KilnEngine, log) -> tuple:
+    """Runs the worker; when a slow or crashing engine (naive kiln) took it
+    down before the reference was timed, measures the others again without
+    it, so that the row still has their numbers."""
+    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln)
+    unfinished = [name for name in artifacts if "timing" not in events.get(name, {})]
+    if REFERENCE in unfinished and len(artifacts) > 1:
+        unfinished.remove(REFERENCE)
+        rest = {n: a for n, a in artifacts.items() if n not in unfinished}
+        log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
+        again, _ = run_worker(meta_path, threads, rest, settings, kiln)
+        events.update({name: again.get(name, {}) for name in rest})
+    return events, timed_out
+
+
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                     kiln: engine_registry.KilnEngine, work_dir: str, log, on_result) -> list:
     models_dir = os.path.join(work_dir, "models")
@@ -158,19 +176,10 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                         meta["flops"], meta["bytes"],
                         compile={name: asdict(c) for name, c in compiles.items()})
         log(f"  running {spec.key} on {threads} thread(s) ...")
-        result.engines, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln)
-        unfinished = [name for name in artifacts
-                      if "timing" not in result.engines.get(name, {})]
-        if REFERENCE in unfinished and len(artifacts) > 1:
-            # A slow or crashing engine (naive kiln) took the worker down
-            # before the timed runs: measure the others alone, so that the
-            # row still has their numbers.
-            rest = {n: a for n, a in artifacts.items()
-                    if n == REFERENCE or n not in unfinished}
-            unfinished.remove(REFERENCE)
-            log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
-            events, _ = run_worker(meta_path, threads, rest, settings, kiln)
-            result.engines.update({name: events.get(name, {}) for name in rest})
+        with machine.OtherCpuLoad() as other_load:
+            result.engines, timed_out = measure_engines(meta_path, threads, artifacts,
+                                                        settings, kiln, log)
+        result.other_load = other_load.cores
         if kiln_skipped:
             result.status, result.message = "timeout", kiln_skipped
         else:
@@ -220,12 +229,41 @@ def parse_args():
     parser.add_argument("--work-dir", default=DEFAULT_WORK_DIR,
                         help="generated and compiled models, probe, results JSON "
                              "(default build/bench)")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a remark for the report's header (repeatable), e.g. what else "
+                             "ran on the machine")
+    parser.add_argument("--report-only", action="store_true",
+                        help="measure nothing: rewrite the report from the last full run's "
+                             "results JSON (after changing the report code, or to add a --note)")
     parser.add_argument("--list", action="store_true", help="list the models and exit")
     return parser.parse_args()
 
 
+def rewrite_report(results_path: str, out: str, notes: list) -> int:
+    """Writes the markdown report and charts again from a results JSON."""
+    with open(results_path) as f:
+        saved = json.load(f)
+    results = [Result(**fields) for fields in saved["results"]]
+    run_info = saved["run"]
+    run_info["notes"] = run_info.get("notes", []) + notes
+    written = report.write_markdown(out, results, saved["probe"],
+                                    machine.Roofline(saved["probe"]), saved["environment"],
+                                    run_info)
+    print("wrote " + ", ".join(written))
+    return 0
+
+
 def main() -> int:
     args = parse_args()
+    out = args.out if args.out is not None else (
+        None if args.smoke else os.path.join(REPO_ROOT, "docs", "benchmarks.md"))
+    results_path = os.path.join(args.work_dir,
+                                "smoke-results.json" if args.smoke else "results.json")
+    if args.report_only:
+        if not out:
+            print("error: --report-only needs --out with --smoke", file=sys.stderr)
+            return 2
+        return rewrite_report(results_path, out, args.note)
     specs = models.select_models(args.filter, args.smoke)
     if args.list:
         for spec in specs:
@@ -243,8 +281,6 @@ def main() -> int:
                            else base.compile_timeout_s),
         quick_probe=base.quick_probe)
     thread_counts = [int(t) for t in args.threads.split(",")]
-    out = args.out if args.out is not None else (
-        None if args.smoke else os.path.join(REPO_ROOT, "docs", "benchmarks.md"))
 
     kiln = engine_registry.KilnEngine(args.kiln_bin, args.kiln_runtime)
     available, why = kiln.available()
@@ -288,9 +324,7 @@ def main() -> int:
     log(report.terminal_table(results, roofline))
     run_info = {"settings": asdict(settings), "smoke": args.smoke, "elapsed_s": elapsed,
                 "threads": thread_counts, "peers": [p.name for p in peers],
-                "peer_notes": peer_notes, "filter": args.filter}
-    results_path = os.path.join(args.work_dir,
-                                "smoke-results.json" if args.smoke else "results.json")
+                "peer_notes": peer_notes, "filter": args.filter, "notes": args.note}
     with open(results_path, "w") as f:
         json.dump({"environment": env, "probe": probe, "run": run_info,
                    "results": [asdict(r) for r in results]}, f, indent=1)
