@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* The ABI between a compiled model.so and this runtime. */
-#define KILN_ABI_VERSION 1
+#define KILN_ABI_VERSION 2
 
 typedef enum kiln_dtype {
   KILN_DTYPE_F32 = 1,
@@ -88,9 +88,16 @@ kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
 /* The signature as JSON: {"inputs": [{"name", "dtype", "shape"}], ...}. */
 const char *kiln_model_signature_json(const kiln_model *model);
 
-/* An execution context: its scratch memory is allocated once, here. */
+/* An execution context: its scratch memory (the arena) is allocated once,
+ * here. It runs the model on the calling thread only. */
 kiln_status kiln_context_create(const kiln_model *model,
                                 kiln_context **context);
+/* The same, with a pool of `num_threads` threads in all (the caller of
+ * kiln_run plus num_threads - 1 workers, started here and kept until
+ * kiln_context_destroy) for the model's parallel loops. num_threads >= 1. */
+kiln_status kiln_context_create_with_threads(const kiln_model *model,
+                                             int32_t num_threads,
+                                             kiln_context **context);
 void kiln_context_destroy(kiln_context *context);
 
 /* Runs the model: inputs and outputs in signature order, each checked
@@ -145,9 +152,23 @@ typedef struct kiln_model_info {
   const char *signature_json;
 } kiln_model_info;
 
+/* A parallel loop body: iterations [begin, end) of a loop. */
+typedef void (*kiln_task_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* How a model runs its parallel loops: parallel_for(pool, count, task, ctx)
+ * runs task over [0, count) split across the threads and returns when all
+ * are done. */
+typedef struct kiln_parallel_runtime {
+  void *pool;
+  void (*parallel_for)(void *pool, int64_t count, kiln_task_fn task,
+                       void *ctx);
+  int32_t num_threads;
+  int32_t reserved;
+} kiln_parallel_runtime;
+
 /* const kiln_model_info *kiln_model_get_info(void);
  * int32_t kiln_model_run(void *const *inputs, void *const *outputs,
- *                        void *arena);
+ *                        void *arena, const kiln_parallel_runtime *rt);
  * and, compiled with --profile only:
  * const kiln_model_profile *kiln_model_get_profile(void); */
 

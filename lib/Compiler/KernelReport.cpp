@@ -142,10 +142,12 @@ void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
                      "(%.3f MB unfused), predicted %.2f us\n",
                      kernels.size(), flops / 1e6, bytes / 1e6,
                      totals.unfusedBytes / 1e6, seconds * 1e6);
-  if (totals.intermediateBytes)
-    os << llvm::format("arena: %llu bytes for %llu bytes of intermediates\n",
+  if (totals.intermediateBytes || totals.stackBytes)
+    os << llvm::format("arena: %llu bytes for %llu bytes of intermediates; "
+                       "%llu bytes of small buffers on the stack\n",
                        (unsigned long long)totals.arenaBytes,
-                       (unsigned long long)totals.intermediateBytes);
+                       (unsigned long long)totals.intermediateBytes,
+                       (unsigned long long)totals.stackBytes);
 }
 
 void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
@@ -172,7 +174,8 @@ void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
       {"kernels", std::move(entries)},
       {"unfused_bytes", totals.unfusedBytes},
       {"arena_bytes", int64_t(totals.arenaBytes)},
-      {"intermediate_bytes", int64_t(totals.intermediateBytes)}};
+      {"intermediate_bytes", int64_t(totals.intermediateBytes)},
+      {"stack_bytes", int64_t(totals.stackBytes)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
 }
 

@@ -8,6 +8,8 @@
 
 #include "kiln/runtime.h"
 
+#include "ThreadPool.h"
+
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -34,7 +37,8 @@ kiln_status fail(kiln_status status, const char *format, ...) {
 }
 
 using GetInfoFn = const kiln_model_info *(*)();
-using RunFn = int32_t (*)(void *const *, void *const *, void *);
+using RunFn = int32_t (*)(void *const *, void *const *, void *,
+                          const kiln_parallel_runtime *);
 
 std::string shapeString(int32_t rank, const int64_t *dims) {
   std::string text = "[";
@@ -58,6 +62,8 @@ struct kiln_context {
   const kiln_model *model;
   void *arena;
   std::vector<void *> inputs, outputs;
+  std::unique_ptr<kiln::runtime::ThreadPool> pool;
+  kiln_parallel_runtime parallel;
 };
 
 extern "C" {
@@ -177,13 +183,32 @@ const char *kiln_model_signature_json(const kiln_model *model) {
 
 kiln_status kiln_context_create(const kiln_model *model,
                                 kiln_context **context) {
+  return kiln_context_create_with_threads(model, 1, context);
+}
+
+kiln_status kiln_context_create_with_threads(const kiln_model *model,
+                                             int32_t num_threads,
+                                             kiln_context **context) {
   if (!model || !context)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "model and context must not be null");
   *context = nullptr;
-  auto *created = new (std::nothrow) kiln_context{model, nullptr, {}, {}};
+  if (num_threads < 1)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "num_threads must be at least 1, got %d", num_threads);
+  auto *created = new (std::nothrow) kiln_context{model, nullptr, {}, {}, {}, {}};
   if (!created)
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  try {
+    created->pool = std::make_unique<kiln::runtime::ThreadPool>(num_threads);
+  } catch (const std::exception &e) {
+    delete created;
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "cannot start %d threads: %s",
+                num_threads, e.what());
+  }
+  created->parallel = {created->pool.get(),
+                       kiln::runtime::ThreadPool::parallelForThunk,
+                       num_threads, 0};
   if (uint64_t bytes = model->info->arena_bytes) {
     created->arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!created->arena) {
@@ -288,7 +313,7 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
                     "output %zu overlaps output %zu", o, p);
   }
   if (context->model->run(context->inputs.data(), context->outputs.data(),
-                          context->arena) != 0)
+                          context->arena, &context->parallel) != 0)
     return fail(KILN_ERROR_RUN, "the model reported a failure");
   return KILN_OK;
 }

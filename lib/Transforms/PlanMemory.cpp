@@ -124,6 +124,22 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
           return signalPassFailure();
   }
 
+  /// Static stack slots at the top of the function (entry-block allocas).
+  void moveToStack(Block &body, ArrayRef<memref::AllocOp> buffers) {
+    OpBuilder builder = OpBuilder::atBlockBegin(&body);
+    SmallVector<Value> slots;
+    for (memref::AllocOp alloc : buffers)
+      slots.push_back(memref::AllocaOp::create(
+          builder, alloc.getLoc(), alloc.getType(),
+          builder.getI64IntegerAttr(alignment)));
+    // Erased only now: the builder's insertion point may be one of them.
+    for (auto [i, slot] : llvm::enumerate(slots)) {
+      memref::AllocOp alloc = buffers[i];
+      alloc.replaceAllUsesWith(slot);
+      alloc.erase();
+    }
+  }
+
   LogicalResult planFunction(func::FuncOp func) {
     Block &body = func.getBody().front();
     DenseMap<Operation *, unsigned> order;
@@ -132,14 +148,27 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
 
     SmallVector<Interval> intervals;
     SmallVector<Operation *> deallocs;
+    SmallVector<memref::AllocOp> stackBuffers;
+    int64_t stackBytes = 0;
     func.walk([&](memref::AllocOp alloc) {
       std::optional<int64_t> bytes = staticBytes(alloc.getType());
       if (!bytes)
         return;
       unsigned first = topLevelIndex(alloc, body, order);
       unsigned last = lastUse(alloc, body, order, deallocs);
+      // Small buffers allocated at the top level go on the stack: a stack
+      // slot is a distinct object, so LLVM can tell that a reduction's
+      // accumulator does not alias the arena data it reads and keep it in a
+      // register (an arena view and another arena view look alike to it).
+      if (alloc->getBlock() == &body && *bytes <= maxStackBufferBytes &&
+          stackBytes + *bytes <= maxStackBytes) {
+        stackBuffers.push_back(alloc);
+        stackBytes += llvm::alignTo(*bytes, alignment);
+        return;
+      }
       intervals.push_back({alloc, *bytes, first, last});
     });
+    moveToStack(body, stackBuffers);
     int64_t arenaBytes = packIntervals(intervals, alignment);
     int64_t intermediateBytes = 0;
     for (const Interval &interval : intervals)
@@ -155,6 +184,8 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
 
     for (Operation *dealloc : deallocs)
       dealloc->erase();
+    Builder attrs(func.getContext());
+    func->setAttr("kiln.stack_bytes", attrs.getI64IntegerAttr(stackBytes));
     for (Interval &interval : intervals) {
       OpBuilder builder(interval.alloc);
       Location loc = interval.alloc.getLoc();

@@ -5,7 +5,7 @@ kiln-run must match ONNX Runtime (the reference) on the same random inputs:
 
 Models: an MLP, a ResNet-style CNN (224x224), a BERT-style encoder layer and
 a GPT-style decoder block with a causal mask, all with random weights
-(fixed seeds).
+(fixed seeds). Each runs on 1 thread and on a pool of 2.
 
 Usage: e2e_vs_onnxruntime.py BIN_DIR
 """
@@ -109,7 +109,9 @@ def random_inputs(model, dims, rng):
     return inputs
 
 
-def check(name, model, dims, bin_dir, work):
+def check(name, model, dims, bin_dir, work, compile_args=(), rtol=RTOL, atol=ATOL):
+    """Compiles `model` with kiln (plus `compile_args`), runs it on random
+    inputs and compares every output with ONNX Runtime's."""
     rng = np.random.default_rng(0)
     path = os.path.join(work, name + ".onnx")
     onnx.save(model, path)
@@ -121,27 +123,30 @@ def check(name, model, dims, bin_dir, work):
 
     library = os.path.join(work, name + ".so")
     dim_args = [f"--dim={k}={v}" for k, v in dims.items()]
-    subprocess.run([os.path.join(bin_dir, "kiln-compile"), path, "-o", library] + dim_args,
-                   check=True)
+    subprocess.run([os.path.join(bin_dir, "kiln-compile"), path, "-o", library] + dim_args
+                   + list(compile_args), check=True)
     args = []
     for input_name, array in inputs.items():
         npy = os.path.join(work, f"{name}.{input_name}.npy")
         np.save(npy, array)
         args.append(f"--input={input_name}={npy}")
-    out_dir = os.path.join(work, name + ".out")
-    os.makedirs(out_dir, exist_ok=True)
-    subprocess.run([os.path.join(bin_dir, "kiln-run"), library, "--output-dir", out_dir]
-                   + args, check=True, stdout=subprocess.DEVNULL)
     ok = True
-    for output, reference in zip(model.graph.output, expected):
-        actual = np.load(os.path.join(out_dir, output.name + ".npy"))
-        error = np.abs(actual - reference)
-        bound = ATOL + RTOL * np.abs(reference)
-        worst = float(np.max(error - bound))
-        status = "ok" if worst <= 0 else "MISMATCH"
-        ok &= worst <= 0
-        print(f"{name}/{output.name}: {status}, max |kiln - ort| = {error.max():.3g} "
-              f"(max relative {float(np.max(error / (np.abs(reference) + 1e-30))):.3g})")
+    # One thread, and the thread pool splitting every parallel loop.
+    for threads in (1, 2):
+        out_dir = os.path.join(work, f"{name}.out{threads}")
+        os.makedirs(out_dir, exist_ok=True)
+        subprocess.run([os.path.join(bin_dir, "kiln-run"), library, "--output-dir", out_dir,
+                        f"--threads={threads}"] + args, check=True, stdout=subprocess.DEVNULL)
+        for output, reference in zip(model.graph.output, expected):
+            actual = np.load(os.path.join(out_dir, output.name + ".npy"))
+            error = np.abs(actual - reference)
+            bound = atol + rtol * np.abs(reference)
+            worst = float(np.max(error - bound))
+            status = "ok" if worst <= 0 else "MISMATCH"
+            ok &= worst <= 0
+            print(f"{name}/{output.name} ({threads} thread{'s' if threads > 1 else ''}): "
+                  f"{status}, max |kiln - ort| = {error.max():.3g} (max relative "
+                  f"{float(np.max(error / (np.abs(reference) + 1e-30))):.3g})")
     return ok
 
 

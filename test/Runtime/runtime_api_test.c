@@ -98,6 +98,23 @@ int main(int argc, char **argv) {
     }
 
   kiln_context_destroy(context);
+
+  /* A context with a thread pool; and a bad thread count. */
+  EXPECT_STATUS(kiln_context_create_with_threads(model, 0, &context),
+                KILN_ERROR_INVALID_ARGUMENT,
+                "num_threads must be at least 1, got 0");
+  EXPECT_STATUS(kiln_context_create_with_threads(model, 3, &context), KILN_OK,
+                "");
+  for (int run = 0; run < 3; ++run) {
+    memset(out, 0, sizeof out);
+    EXPECT_STATUS(kiln_run(context, &input, 1, &output, 1), KILN_OK, "");
+    for (int i = 0; i < 6; ++i)
+      if (out[i] != (in[i] > 0 ? in[i] : 0)) {
+        fprintf(stderr, "FAIL: relu output %d is %g on 3 threads\n", i, out[i]);
+        ++failures;
+      }
+  }
+  kiln_context_destroy(context);
   kiln_model_unload(model);
   kiln_context_destroy(NULL);
   kiln_model_unload(NULL);

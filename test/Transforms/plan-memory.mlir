@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s --kiln-plan-memory -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-plan-memory="max-stack-buffer-bytes=0" -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-plan-memory="max-stack-buffer-bytes=64 max-stack-bytes=128" -split-input-file | FileCheck %s --check-prefix=STACK
 
 // Three buffers in a chain: %a dies when %c is allocated, so %c reuses its
 // bytes; %b overlaps both.
@@ -11,6 +12,15 @@
 // CHECK: %[[B:.*]] = memref.view %[[ARENA]][%c64{{.*}}][] : memref<128xi8> to memref<16xf32>
 // CHECK: %[[C:.*]] = memref.view %[[ARENA]][%c0{{.*}}][] : memref<128xi8> to memref<16xf32>
 // CHECK-NOT: memref.dealloc
+// Small buffers go on the stack, at the top of the function, until the
+// stack budget is spent: %a and %b (64 bytes each), then %c in the arena.
+// STACK-LABEL: func.func @chain
+// STACK-SAME: memref<64xi8>
+// STACK-SAME: kiln.arena_bytes = 64 : i64
+// STACK-SAME: kiln.stack_bytes = 128 : i64
+// STACK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// STACK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// STACK: memref.view
 func.func @chain(%in: memref<16xf32>, %out: memref<16xf32>) {
   %a = memref.alloc() : memref<16xf32>
   memref.copy %in, %a : memref<16xf32> to memref<16xf32>

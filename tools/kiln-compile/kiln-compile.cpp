@@ -264,15 +264,16 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   if (emit == EmitStage::Linalg)
     return emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
-  if (failed(runPipeline("lower to LLVM dialect",
-                         kiln::cpu::buildLLVMDialectPipeline)))
-    return 1;
-
   auto machine = kiln::cpu::createTargetMachine({targetCPU()});
   if (!machine) {
     llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
     return 1;
   }
+  kiln::cpu::CodegenOptions target = kiln::cpu::codegenOptionsFor(**machine);
+  if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
+        kiln::cpu::buildLLVMDialectPipeline(pm, target);
+      })))
+    return 1;
   llvm::LLVMContext llvmContext;
   FailureOr<std::unique_ptr<llvm::Module>> llvmModule;
   {
@@ -326,6 +327,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   reportPeakMemory("machine code");
   totals.arenaBytes = signature->arenaBytes;
   totals.intermediateBytes = signature->intermediateBytes;
+  totals.stackBytes = signature->stackBytes;
   return printReport(kernels, totals);
 }
 

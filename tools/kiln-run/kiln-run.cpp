@@ -353,11 +353,6 @@ int main(int argc, char **argv) {
   std::string why;
   if (!parseOptions(argc, argv, options, why))
     return usage(why.c_str());
-  if (options.threads != 1)
-    std::fprintf(stderr,
-                 "note: --threads %d: the thread pool is not built yet "
-                 "(issue 7); running on 1 thread\n",
-                 options.threads);
 
   kiln_model *model = nullptr;
   if (kiln_model_load(options.model.c_str(), &model) != KILN_OK) {
@@ -389,7 +384,9 @@ int main(int argc, char **argv) {
     return kiln_run(context, inputViews.data(), inputViews.size(),
                     outputViews.data(), outputViews.size());
   };
-  if (kiln_context_create(model, &context) != KILN_OK || runOnce() != KILN_OK) {
+  if (kiln_context_create_with_threads(model, options.threads, &context) !=
+          KILN_OK ||
+      runOnce() != KILN_OK) {
     std::fprintf(stderr, "error: %s\n", kiln_last_error());
     status = 1;
   }

@@ -53,7 +53,7 @@ struct ModelTotals {
   double unfusedBytes = 0;
   /// The planned arena and the sum of all intermediates (0 when the
   /// compilation stopped before memory planning).
-  uint64_t arenaBytes = 0, intermediateBytes = 0;
+  uint64_t arenaBytes = 0, intermediateBytes = 0, stackBytes = 0;
 };
 
 void printReportText(llvm::raw_ostream &os, llvm::ArrayRef<KernelCost> kernels,

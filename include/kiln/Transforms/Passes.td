@@ -23,12 +23,24 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     `kiln.intermediate_bytes` (the sum of all planned buffers, what one
     allocation per buffer would need) on the function. Deallocations of
     planned buffers are removed; nothing is allocated at run time.
+
+    Small buffers (up to `max-stack-buffer-bytes`, at most `max-stack-bytes`
+    in all, allocated at the function's top level) become entry-block stack
+    slots instead (`kiln.stack_bytes`): a reduction's accumulator on the
+    stack is provably distinct from the arena data it reads, so LLVM keeps it
+    in registers and vectorizes the reduction.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
            "Byte alignment of every buffer in the arena">,
+    Option<"maxStackBufferBytes", "max-stack-buffer-bytes", "int64_t",
+           /*default=*/"16384",
+           "Buffers up to this size become stack slots instead">,
+    Option<"maxStackBytes", "max-stack-bytes", "int64_t",
+           /*default=*/"131072",
+           "Most stack a function's slots may take in all">,
   ];
 }
 
@@ -74,6 +86,60 @@ def InlineKernels : Pass<"kiln-inline-kernels", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
+}
+
+def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
+  let summary = "Register-tiled, packed f32 matmul kernels";
+  let description = [{
+    Runs on bufferized code. Every f32 matmul `linalg.generic` (as
+    convert-kiln-to-linalg writes it: batch dims, m, n, k, on dense buffers)
+    becomes loops around a register tile of `rows` x (`vectors` x `lanes`)
+    accumulators: B packed into panels [N/NR][K][NR] (at compile time into a
+    new read-only global when B is a constant, else per call), A packed into
+    [M/MR][K][MR] per call, the k loop issuing vector.fma on broadcasts of A.
+    A zero linalg.fill of the output right before the matmul is folded into
+    the accumulators. Other matmuls (integers, broadcast batch dims) are
+    left to the generic loop lowering.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of a vector register (16: AVX-512, 8: AVX2)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of the register tile (MR)">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
+           "Vector registers per row of the register tile (NR / lanes)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def OutlineParallelLoops
+    : Pass<"kiln-outline-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Run outermost parallel loops on the runtime's thread pool";
+  let description = [{
+    Runs on bufferized code after memory planning. Every public function
+    gets a trailing argument, the `kiln_parallel_runtime` of runtime.h (as
+    `memref<1xi8>`). Every outermost `scf.parallel` whose first dimension has
+    at least 2 iterations and whose loop nest runs at least `min-iterations`
+    innermost iterations becomes a private function `kiln_task_N(begin, end,
+    captures...)` that runs iterations [begin, end) of the first dimension
+    (the rest of the loop unchanged), and a call to `kiln_parallel_N(rt,
+    count, captures...)`, a private declaration the backend defines to hand
+    the task to the thread pool. Constants, globals and views the loop uses
+    are recomputed in the task; function arguments, stack buffers and
+    enclosing loop indices are passed. A loop needing anything else stays
+    sequential.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"131072",
+           "Least innermost iterations worth a fork-join">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -87,12 +87,16 @@ double identityOf(Combiner combiner, Type type, bool isUnsigned) {
 Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
               bool isUnsigned) {
   bool isFloat = isa<FloatType>(x.getType());
+  // Reassociation lets a float sum or product be vectorized (partial sums
+  // per lane); without it LLVM keeps the ordered, serial chain.
+  auto reassoc =
+      arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc);
   switch (combiner) {
   case Combiner::Sum:
-    return isFloat ? arith::AddFOp::create(b, loc, acc, x).getResult()
+    return isFloat ? arith::AddFOp::create(b, loc, acc, x, reassoc).getResult()
                    : arith::AddIOp::create(b, loc, acc, x).getResult();
   case Combiner::Prod:
-    return isFloat ? arith::MulFOp::create(b, loc, acc, x).getResult()
+    return isFloat ? arith::MulFOp::create(b, loc, acc, x, reassoc).getResult()
                    : arith::MulIOp::create(b, loc, acc, x).getResult();
   case Combiner::Max:
     if (isFloat)

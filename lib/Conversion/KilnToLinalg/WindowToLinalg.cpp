@@ -1,10 +1,12 @@
 //===- WindowToLinalg.cpp - kiln conv and pooling to linalg ---------------===//
 //
-// Convolution and pooling over N spatial dims as linalg.generic reductions:
-// the input is padded first (tensor.pad with 0 or -inf, plus the extra
-// trailing rows ceil_mode needs), then every output element reduces over
-// its window, reading input[.., o * stride + k * dilation]. Grouped
-// convolution picks the input channel (o / outPerGroup) * inPerGroup + c.
+// Convolution and pooling over N spatial dims: the input is padded first
+// (tensor.pad with 0 or -inf, plus the extra trailing rows ceil_mode needs).
+// A dense f32 convolution becomes im2col + a matmul per image (the matmul
+// kernel does the work); any other convolution and pooling are
+// linalg.generic reductions where every output element reduces over its
+// window, reading input[.., o * stride + k * dilation]. Grouped convolution
+// picks the input channel (o / outPerGroup) * inPerGroup + c.
 // Average pooling divides by a compile-time table of window counts.
 //
 //===----------------------------------------------------------------------===//
@@ -68,14 +70,154 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
   return exprs;
 }
 
-struct ConvToGeneric : public OpConversionPattern<ConvOp> {
+/// A multiply-accumulate payload (out += a * b) for float or integer types.
+void multiplyAccumulate(OpBuilder &b, Location l, ValueRange args) {
+  bool isFloat = isa<FloatType>(args[2].getType());
+  Value product =
+      isFloat ? arith::MulFOp::create(b, l, args[0], args[1]).getResult()
+              : arith::MulIOp::create(b, l, args[0], args[1]).getResult();
+  Value sum = isFloat ? arith::AddFOp::create(b, l, args[2], product).getResult()
+                      : arith::AddIOp::create(b, l, args[2], product).getResult();
+  linalg::YieldOp::create(b, l, sum);
+}
+
+/// Dense f32 convolution as a matmul per image, which kiln-lower-matmul
+/// runs near peak: Y[n] (O x P) = W (O x CK) @ Col[n] (CK x P), where
+/// Col[n][(c, k...)][(p...)] = X[n][c][p * stride + k * dilation] (im2col,
+/// skipped for 1x1 windows with unit strides) and P is the output pixels.
+Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
+                   RankedTensorType type, ArrayRef<int64_t> strides,
+                   ArrayRef<int64_t> dilations) {
+  MLIRContext *context = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+  size_t n = kernel.size();
+  int64_t batch = type.getDimSize(0), outChannels = type.getDimSize(1);
+  int64_t channels = inputType.getDimSize(1);
+  int64_t windowSize = 1, pixels = 1;
+  for (int64_t k : kernel)
+    windowSize *= k;
+  for (int64_t p : outSpatial)
+    pixels *= p;
+  Type elementType = type.getElementType();
+  auto allDims = [](int64_t from, int64_t to) -> ReassociationIndices {
+    return llvm::to_vector<2>(llvm::seq<int64_t>(from, to));
+  };
+
+  // Col as [N, C, K..., P...], then [N, C*K, P].
+  Value columns = input;
+  bool identityWindow =
+      windowSize == 1 && llvm::all_of(strides, [](int64_t s) { return s == 1; });
+  if (!identityWindow) {
+    SmallVector<int64_t> shape = {batch, channels};
+    llvm::append_range(shape, kernel);
+    llvm::append_range(shape, outSpatial);
+    auto colType = RankedTensorType::get(shape, elementType);
+    unsigned rank = shape.size();
+    unsigned firstKernel = 2, firstOut = 2 + n;
+    SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
+                                          getAffineDimExpr(1, context)};
+    llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
+                                               strides, dilations));
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, inputExprs, context),
+        AffineMap::getMultiDimIdentityMap(rank, context)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    columns = linalg::GenericOp::create(
+                  b, loc, colType, input,
+                  detail::emptyTensor(b, loc, colType), maps, iterators,
+                  [](OpBuilder &nb, Location l, ValueRange args) {
+                    linalg::YieldOp::create(nb, l, args[0]);
+                  })
+                  .getResult(0);
+  }
+  int64_t rank = cast<RankedTensorType>(columns.getType()).getRank();
+  SmallVector<ReassociationIndices> colGroups = {
+      {0}, identityWindow ? ReassociationIndices{1} : allDims(1, 2 + n),
+      allDims(identityWindow ? 2 : 2 + n, rank)};
+  columns = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({batch, channels * windowSize, pixels},
+                            elementType),
+      columns, colGroups);
+  Value weights = tensor::CollapseShapeOp::create(
+      b, loc,
+      RankedTensorType::get({outChannels, channels * windowSize}, elementType),
+      filter, SmallVector<ReassociationIndices>{{0}, allDims(1, 2 + n)});
+
+  // Loops (n, o, p, ck): the form kiln-lower-matmul recognizes (a shared A
+  // against a batch of B).
+  auto resultType =
+      RankedTensorType::get({batch, outChannels, pixels}, elementType);
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(4, 0, {dim(1), dim(3)}, context),
+      AffineMap::get(4, 0, {dim(0), dim(3), dim(2)}, context),
+      AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Value init = detail::filledTensor(
+      b, loc, resultType, detail::scalarConstant(b, loc, elementType, 0));
+  Value product = linalg::GenericOp::create(b, loc, resultType,
+                                            ValueRange{weights, columns}, init,
+                                            maps, iterators, multiplyAccumulate)
+                      .getResult(0);
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, product,
+      SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
+}
+
+/// Any convolution (grouped, depthwise, integer) as one loop nest. The
+/// output's spatial dims are the innermost loops, so the accumulation into
+/// each output row vectorizes along contiguous memory.
+Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
+                  RankedTensorType type, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, int64_t groups) {
+  MLIRContext *context = b.getContext();
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  size_t n = filterType.getRank() - 2;
+  int64_t outPerGroup = type.getDimSize(1) / groups;
+  int64_t inPerGroup = filterType.getDimSize(1);
+  // Loops: n, o, c, k_0..k_{n-1}, out_0..out_{n-1}.
+  unsigned rank = 3 + 2 * n;
+  unsigned channel = 2, firstKernel = 3, firstOut = 3 + n;
+  AffineExpr o = getAffineDimExpr(1, context);
+  AffineExpr c = getAffineDimExpr(channel, context);
+  SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context)};
+  inputExprs.push_back(groups == 1 ? c
+                                   : o.floorDiv(outPerGroup) * inPerGroup + c);
+  llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
+                                             strides, dilations));
+  SmallVector<AffineExpr> filterExprs = {o, c};
+  SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context), o};
+  for (size_t i = 0; i < n; ++i) {
+    filterExprs.push_back(getAffineDimExpr(firstKernel + i, context));
+    outExprs.push_back(getAffineDimExpr(firstOut + i, context));
+  }
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, inputExprs, context),
+                                 AffineMap::get(rank, 0, filterExprs, context),
+                                 AffineMap::get(rank, 0, outExprs, context)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (unsigned d = channel; d < firstOut; ++d)
+    iterators[d] = utils::IteratorType::reduction;
+  Value init = detail::filledTensor(
+      b, loc, type, detail::scalarConstant(b, loc, type.getElementType(), 0));
+  return linalg::GenericOp::create(b, loc, type, ValueRange{input, filter},
+                                   init, maps, iterators, multiplyAccumulate)
+      .getResult(0);
+}
+
+struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(ConvOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = getContext();
     auto type = cast<RankedTensorType>(op.getType());
     auto filterType = cast<RankedTensorType>(op.getFilter().getType());
     ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
@@ -84,47 +226,13 @@ struct ConvToGeneric : public OpConversionPattern<ConvOp> {
                              op.getStrides(), op.getDilations(), op.getPads(),
                              type.getShape().drop_front(2), 0.0);
     int64_t groups = static_cast<int64_t>(op.getGroups());
-    int64_t outPerGroup = type.getDimSize(1) / groups;
-    int64_t inPerGroup = filterType.getDimSize(1);
-    // Loops: n, o, out_0..out_{n-1}, c, k_0..k_{n-1}.
-    unsigned rank = 2 + n + 1 + n;
-    unsigned firstOut = 2, channel = 2 + n, firstKernel = 3 + n;
-    AffineExpr o = getAffineDimExpr(1, context);
-    AffineExpr c = getAffineDimExpr(channel, context);
-    SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context)};
-    inputExprs.push_back(
-        groups == 1 ? c : o.floorDiv(outPerGroup) * inPerGroup + c);
-    llvm::append_range(inputExprs,
-                       windowExprs(context, firstOut, firstKernel,
-                                   op.getStrides(), op.getDilations()));
-    SmallVector<AffineExpr> filterExprs = {o, c};
-    SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context), o};
-    for (size_t i = 0; i < n; ++i) {
-      filterExprs.push_back(getAffineDimExpr(firstKernel + i, context));
-      outExprs.push_back(getAffineDimExpr(firstOut + i, context));
-    }
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(rank, 0, inputExprs, context),
-        AffineMap::get(rank, 0, filterExprs, context),
-        AffineMap::get(rank, 0, outExprs, context)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    for (unsigned d = channel; d < rank; ++d)
-      iterators[d] = utils::IteratorType::reduction;
     Type elementType = type.getElementType();
-    Value init = detail::filledTensor(
-        rewriter, loc, type,
-        detail::scalarConstant(rewriter, loc, elementType, 0));
     Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{input, adaptor.getFilter()}, init,
-            maps, iterators,
-            [](OpBuilder &b, Location l, ValueRange args) {
-              Value product = arith::MulFOp::create(b, l, args[0], args[1]);
-              Value sum = arith::AddFOp::create(b, l, args[2], product);
-              linalg::YieldOp::create(b, l, sum);
-            })
-            .getResult(0);
+        groups == 1 && elementType.isF32()
+            ? convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
+                           op.getStrides(), op.getDilations())
+            : convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
+                          op.getStrides(), op.getDilations(), groups);
     if (Value bias = adaptor.getBias()) {
       // [O] -> [O, 1, ..., 1] so it broadcasts over the spatial dims.
       SmallVector<int64_t> biasShape(n + 1, 1);
@@ -272,7 +380,7 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
 
 void populateWindowToLinalgPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns) {
-  patterns.add<ConvToGeneric, PoolToGeneric<MaxPoolOp, true>,
+  patterns.add<ConvToLinalg, PoolToGeneric<MaxPoolOp, true>,
                PoolToGeneric<AvgPoolOp, false>>(converter,
                                                 patterns.getContext());
 }

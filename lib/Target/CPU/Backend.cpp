@@ -20,6 +20,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
@@ -167,31 +168,48 @@ void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildLLVMDialectPipeline(OpPassManager &pm) {
+void buildLLVMDialectPipeline(OpPassManager &pm,
+                              const CodegenOptions &options) {
   static bool registered = [] {
     registerKilnCodegenPasses();
     return true;
   }();
   (void)registered;
-  // Naive loops for now: tiling, packing and vectorization come with the
-  // fusion and contraction work (issues 6 and 7).
-  static constexpr llvm::StringLiteral pipeline =
+  std::string matmul = llvm::formatv(
+      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2}}",
+      options.vectorLanes, options.matmulRows, options.matmulVectors);
+  std::string pipeline =
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
-      "canonicalize,cse,kiln-plan-memory,"
+      "canonicalize,cse," +
+      matmul +
+      ",symbol-dce,canonicalize,"
+      "kiln-plan-memory,"
       "func.func(buffer-deallocation-pipeline),"
       "func.func(convert-memref-copy-to-linalg),"
-      "func.func(convert-linalg-to-loops),expand-strided-metadata,"
+      "func.func(convert-linalg-to-parallel-loops),"
+      "kiln-outline-parallel-loops,expand-strided-metadata,"
       "lower-affine,convert-scf-to-cf,kiln-approximate-math,"
       "math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
-      "convert-arith-to-llvm,finalize-memref-to-llvm,"
+      "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,"
       "convert-func-to-llvm{use-bare-ptr-memref-call-conv},"
       "convert-cf-to-llvm,reconcile-unrealized-casts";
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     llvm::report_fatal_error("kiln: invalid built-in pass pipeline");
+}
+
+CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
+  CodegenOptions options;
+  if (!machine.getMCSubtargetInfo()->checkFeatures("+avx512f")) {
+    // 16 ymm registers: a 6 x 16 tile is 12 accumulators, 2 B vectors and a
+    // broadcast.
+    options.vectorLanes = 8;
+    options.matmulRows = 6;
+  }
+  return options;
 }
 
 //===----------------------------------------------------------------------===//
@@ -260,6 +278,7 @@ public:
       graph->addParamAttr(i, llvm::Attribute::NoAlias);
     buildInfo();
     buildRun(graph);
+    buildParallelLaunchers();
     if (llvm::Function *begin = module.getFunction("kiln_profile_begin"))
       buildProfile(begin, module.getFunction("kiln_profile_end"));
     return llvm::Error::success();
@@ -318,11 +337,12 @@ private:
     b.CreateRet(info);
   }
 
-  /// int32_t kiln_model_run(void *const *in, void *const *out, void *arena)
+  /// int32_t kiln_model_run(void *const *in, void *const *out, void *arena,
+  ///                        const kiln_parallel_runtime *rt)
   /// calls the graph function with the buffers as bare pointers.
   void buildRun(llvm::Function *graph) {
     auto *run = llvm::Function::Create(
-        llvm::FunctionType::get(i32, {ptr, ptr, ptr}, false),
+        llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false),
         llvm::GlobalValue::ExternalLinkage, "kiln_model_run", module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", run));
     SmallVector<llvm::Value *> args;
@@ -334,9 +354,65 @@ private:
       load(run->getArg(0), i);
     for (size_t i = 0; i < signature.outputs.size(); ++i)
       load(run->getArg(1), i);
+    // kiln-plan-memory and kiln-outline-parallel-loops appended the arena and
+    // the parallel runtime, in that order.
     args.push_back(run->getArg(2));
+    args.push_back(run->getArg(3));
     b.CreateCall(graph, args);
     b.CreateRet(llvm::ConstantInt::get(i32, 0));
+  }
+
+  /// Defines each kiln_parallel_N(rt, count, captures...) that
+  /// kiln-outline-parallel-loops declared: the captures go into a struct on
+  /// the stack, and rt->parallel_for(rt->pool, count, trampoline, &struct)
+  /// runs kiln_task_N(begin, end, captures...) on the pool's threads.
+  void buildParallelLaunchers() {
+    constexpr llvm::StringLiteral prefix = "kiln_parallel_";
+    SmallVector<llvm::Function *> launchers;
+    for (llvm::Function &f : module)
+      if (f.isDeclaration() && f.getName().starts_with(prefix))
+        launchers.push_back(&f);
+    auto *runtimeType = llvm::StructType::get(ctx, {ptr, ptr, i32, i32});
+    auto *parallelForType =
+        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, ptr, ptr},
+                                false);
+    for (llvm::Function *launcher : launchers) {
+      llvm::StringRef id = launcher->getName().drop_front(prefix.size());
+      llvm::Function *task = module.getFunction(("kiln_task_" + id).str());
+      SmallVector<llvm::Type *> captureTypes;
+      for (llvm::Argument &arg : llvm::drop_begin(launcher->args(), 2))
+        captureTypes.push_back(arg.getType());
+      auto *captures = llvm::StructType::get(ctx, captureTypes);
+
+      auto *trampoline = llvm::Function::Create(
+          llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, i64},
+                                  false),
+          llvm::GlobalValue::InternalLinkage, "kiln.trampoline." + id, module);
+      {
+        llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", trampoline));
+        SmallVector<llvm::Value *> args = {trampoline->getArg(1),
+                                           trampoline->getArg(2)};
+        for (auto [i, type] : llvm::enumerate(captureTypes))
+          args.push_back(b.CreateLoad(
+              type, b.CreateStructGEP(captures, trampoline->getArg(0), i)));
+        b.CreateCall(task, args);
+        b.CreateRetVoid();
+      }
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", launcher));
+      llvm::Value *frame = b.CreateAlloca(captures);
+      for (auto [i, arg] :
+           llvm::enumerate(llvm::drop_begin(launcher->args(), 2)))
+        b.CreateStore(&arg, b.CreateStructGEP(captures, frame, i));
+      llvm::Value *rt = launcher->getArg(0);
+      llvm::Value *pool =
+          b.CreateLoad(ptr, b.CreateStructGEP(runtimeType, rt, 0));
+      llvm::Value *parallelFor =
+          b.CreateLoad(ptr, b.CreateStructGEP(runtimeType, rt, 1));
+      b.CreateCall(parallelForType, parallelFor,
+                   {pool, launcher->getArg(1), trampoline, frame});
+      b.CreateRetVoid();
+      launcher->setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
   }
 
   /// Nanoseconds of CLOCK_MONOTONIC, through libc's clock_gettime (vDSO).
@@ -468,6 +544,7 @@ LogicalResult recordMemoryPlan(ModuleOp module, ModelSignature &signature) {
   };
   take("kiln.arena_bytes", signature.arenaBytes);
   take("kiln.intermediate_bytes", signature.intermediateBytes);
+  take("kiln.stack_bytes", signature.stackBytes);
   return success();
 }
 

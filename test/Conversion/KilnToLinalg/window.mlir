@@ -1,14 +1,16 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck %s
 
-// Padded input, then a reduction over (c, kh, kw) reading
-// input[n, g * 2 + c, oh * 2 + kh, ow * 2 + kw] for 2 groups of 2 channels.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d4, d2 * 2 + d5, d3 * 2 + d6)>
-// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// A grouped convolution is one loop nest: padded input, then a reduction over
+// (c, kh, kw) reading input[n, g * 2 + c, oh * 2 + kh, ow * 2 + kw] for 2
+// groups of 2 channels, with the output's spatial dims innermost so the
+// accumulation vectorizes along rows.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d2, d5 * 2 + d3, d6 * 2 + d4)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d3, d4)>
 // CHECK-LABEL: func.func @grouped_conv
 // Only padding some window reads is materialized: the last window ends at
 // row 8 of the leading-padded input, so the trailing pad is dropped.
 // CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 0]
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction", "parallel", "parallel"]}
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // The bias is added afterwards, broadcast over the spatial dims.
@@ -17,6 +19,38 @@
 func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %0 = kiln.conv %x, %w, %b strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A dense f32 convolution is im2col + a matmul per image:
+// Col[n, c, kh, kw, oh, ow] = X[n, c, oh * 2 + kh, ow * 2 + kw], viewed as
+// [n, c*kh*kw, oh*ow], multiplied by the filter viewed as [o, c*kh*kw].
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// CHECK-LABEL: func.func @dense_conv
+// CHECK: linalg.generic {indexing_maps = [#[[COL]], #{{.*}}]
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3], [4, 5]] : tensor<1x3x3x3x4x4xf32> into tensor<1x27x16xf32>
+// CHECK: tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<8x3x3x3xf32> into tensor<8x27xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] output_shape [1, 8, 4, 4] : tensor<1x8x16xf32> into tensor<1x8x4x4xf32>
+func.func @dense_conv(%x: tensor<1x3x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A 1x1 convolution with unit strides needs no im2col: the input viewed as
+// [n, c, h*w] is the matmul's B.
+// CHECK-LABEL: func.func @pointwise_conv
+// CHECK-NOT: tensor.pad
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<1x16x7x7xf32> into tensor<1x16x49xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @pointwise_conv(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x1x1xf32>) -> tensor<1x32x7x7xf32> {
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x16x7x7xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x7x7xf32>
+  return %0 : tensor<1x32x7x7xf32>
 }
 
 // -----

@@ -41,6 +41,8 @@ struct ModelSignature {
   /// Scratch memory for intermediates (kiln-plan-memory), and what one
   /// allocation per intermediate would take.
   uint64_t arenaBytes = 0, intermediateBytes = 0;
+  /// Small intermediates kept in stack slots instead of the arena.
+  uint64_t stackBytes = 0;
   /// Set for a profiling build: one entry per kernel, in the order of the
   /// kiln_profile_begin/end indices.
   llvm::SmallVector<ProfiledKernel> profiledKernels;
@@ -61,7 +63,13 @@ mlir::FailureOr<ModelSignature> prepareGraphFunction(mlir::ModuleOp module);
 struct CodegenOptions {
   /// Bracket every kernel with timers (kiln-inline-kernels{profile}).
   bool profile = false;
+  /// f32 lanes of a vector register and the matmul register tile
+  /// (kiln-lower-matmul): AVX-512 by default.
+  int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
 };
+
+/// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).
+CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine);
 
 /// kiln-fuse-kernels: groups the graph into kernel regions.
 void buildKernelPipeline(mlir::OpPassManager &pm);
@@ -69,7 +77,8 @@ void buildLinalgPipeline(mlir::OpPassManager &pm,
                          const CodegenOptions &options = {});
 /// linalg on tensors -> LLVM dialect (outputs become out-parameters,
 /// memrefs become bare pointers).
-void buildLLVMDialectPipeline(mlir::OpPassManager &pm);
+void buildLLVMDialectPipeline(mlir::OpPassManager &pm,
+                              const CodegenOptions &options = {});
 
 struct TargetOptions {
   /// A CPU name for LLVM (`znver4`, `x86-64-v3`, ...) or `native`.

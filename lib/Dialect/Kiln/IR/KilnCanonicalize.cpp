@@ -97,6 +97,59 @@ void kiln::detail::populateNormalizeAxesPatterns(StringRef opName,
   patterns.add<NormalizeAxes>(opName, context);
 }
 
+/// x ^ c for a constant c in {2, 3, 4, 0.5, -1}: multiplications, sqrt or
+/// reciprocal instead of a pow per element.
+struct PowByConstant : public OpRewritePattern<PowOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PowOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x = op.getLhs();
+    if (x.getType() != op.getType())
+      return failure(); // the exponent broadcasts x to a larger shape
+    auto constant = op.getRhs().getDefiningOp<ConstantOp>();
+    auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                          : DenseElementsAttr();
+    if (!dense || !dense.isSplat())
+      return failure();
+    std::optional<double> exponent;
+    if (isa<FloatType>(dense.getElementType()))
+      exponent = dense.getSplatValue<APFloat>().convertToDouble();
+    else if (dense.getElementType().isSignlessInteger() ||
+             dense.getElementType().isSignedInteger())
+      exponent = double(dense.getSplatValue<APInt>().getSExtValue());
+    if (!exponent)
+      return failure();
+    bool isFloat = isa<FloatType>(getElementTypeOrSelf(x));
+    Location loc = op.getLoc();
+    auto mul = [&](Value a, Value b) {
+      return MulOp::create(rewriter, loc, op.getType(), a, b).getResult();
+    };
+    Value result;
+    if (*exponent == 2) {
+      result = mul(x, x);
+    } else if (*exponent == 3) {
+      result = mul(mul(x, x), x);
+    } else if (*exponent == 4) {
+      Value square = mul(x, x);
+      result = mul(square, square);
+    } else if (*exponent == 0.5 && isFloat) {
+      result = SqrtOp::create(rewriter, loc, op.getType(), x);
+    } else if (*exponent == -1 && isFloat) {
+      result = ReciprocalOp::create(rewriter, loc, op.getType(), x);
+    } else {
+      return failure();
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+void PowOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<PowByConstant>(context);
+}
+
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
   patterns.add<ConstantShapeOperandToAttr<ReshapeOp>>(context);

@@ -210,3 +210,29 @@ func.func @no_float_folding() -> tensor<2xf32> {
   %0 = kiln.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// Constant exponents 2, 3, 4, 0.5 and -1 need no pow; others keep it, and
+// so does an exponent that broadcasts the base to a larger shape.
+// CHECK-LABEL: func.func @pow_by_constant
+// CHECK-DAG: %[[SQ:.*]] = kiln.mul %arg0, %arg0
+// CHECK-DAG: %[[CUBE:.*]] = kiln.mul %[[SQ]], %arg0
+// CHECK-DAG: %[[ROOT:.*]] = kiln.sqrt %arg0
+// CHECK-DAG: %[[INV:.*]] = kiln.reciprocal %arg0
+// CHECK-DAG: %[[SEVEN:.*]] = kiln.pow %arg0, %{{.*}} : (tensor<8xf32>, tensor<f32>)
+// CHECK-DAG: %[[GROWN:.*]] = kiln.pow %arg0, %{{.*}} : (tensor<8xf32>, tensor<2x8xf32>)
+// CHECK: return %[[CUBE]], %[[ROOT]], %[[INV]], %[[SEVEN]], %[[GROWN]]
+func.func @pow_by_constant(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2x8xf32>) {
+  %c3 = kiln.constant dense<3.0> : tensor<f32>
+  %half = kiln.constant dense<0.5> : tensor<f32>
+  %minus1 = kiln.constant dense<-1.0> : tensor<f32>
+  %c7 = kiln.constant dense<7.0> : tensor<f32>
+  %c2 = kiln.constant dense<2.0> : tensor<2x8xf32>
+  %0 = kiln.pow %x, %c3 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = kiln.pow %x, %half : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %2 = kiln.pow %x, %minus1 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %3 = kiln.pow %x, %c7 : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  %4 = kiln.pow %x, %c2 : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2, %3, %4 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<2x8xf32>
+}

@@ -212,7 +212,13 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_NumericTensor> {
 }
 def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_NumericTensor> {
   let summary = "elementwise lhs ^ rhs";
+  let description = [{
+    Canonicalization turns a constant exponent of 2, 3 or 4 into
+    multiplications, 0.5 into sqrt and -1 into reciprocal (float), so
+    written-out GELU and layernorm do not call pow per element.
+  }];
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_NumericTensor, [Commutative]> {
   let summary = "elementwise maximum";

@@ -1,0 +1,109 @@
+//===- ThreadPool.cpp - the runtime's fork-join pool ----------------------===//
+
+#include "ThreadPool.h"
+
+#include <immintrin.h>
+
+namespace kiln::runtime {
+namespace {
+
+/// How long an idle worker polls before it sleeps, and the caller before it
+/// starts yielding its core (iterations of a pause, ~10-50 us): long enough
+/// to catch the next kernel, short enough not to starve other processes
+/// when the machine is oversubscribed.
+constexpr int kSpinIterations = 2048;
+
+} // namespace
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i)
+    workers.emplace_back([this, i] { workerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stop = true;
+    generation.fetch_add(2, std::memory_order_release);
+  }
+  wake.notify_all();
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+void ThreadPool::runRange(const Job &job, int part) {
+  int64_t begin = job.count * part / job.parts;
+  int64_t end = job.count * (part + 1) / job.parts;
+  if (begin < end)
+    job.task(job.ctx, begin, end);
+}
+
+void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
+  int64_t split = std::min<int64_t>(threads(), count);
+  if (split <= 1) {
+    if (count > 0)
+      task(ctx, 0, count);
+    return;
+  }
+  Job job{count, int(split), task, ctx};
+  // A seqlock: an odd generation means "being written", so a worker never
+  // pairs one job's generation with another job's fields.
+  generation.fetch_add(1, std::memory_order_acq_rel);
+  jobCount.store(job.count, std::memory_order_relaxed);
+  jobParts.store(job.parts, std::memory_order_relaxed);
+  jobTask.store(job.task, std::memory_order_relaxed);
+  jobCtx.store(job.ctx, std::memory_order_relaxed);
+  pending.store(job.parts - 1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    generation.fetch_add(1, std::memory_order_release);
+  }
+  wake.notify_all();
+  runRange(job, 0);
+  for (int spins = 0; pending.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinIterations)
+      _mm_pause();
+    else
+      std::this_thread::yield();
+  }
+}
+
+void ThreadPool::workerLoop(int index) {
+  uint64_t seen = 0;
+  while (true) {
+    // Spin first: the next kernel usually follows within microseconds.
+    int spins = 0;
+    while (generation.load(std::memory_order_acquire) == seen &&
+           ++spins < kSpinIterations)
+      _mm_pause();
+    if (generation.load(std::memory_order_acquire) == seen) {
+      std::unique_lock<std::mutex> lock(mutex);
+      wake.wait(lock, [&] {
+        return generation.load(std::memory_order_acquire) != seen;
+      });
+    }
+    uint64_t current = generation.load(std::memory_order_acquire);
+    if (stop.load())
+      return;
+    if (current % 2)
+      continue; // being written
+    Job job{jobCount.load(std::memory_order_relaxed),
+            jobParts.load(std::memory_order_relaxed),
+            jobTask.load(std::memory_order_relaxed),
+            jobCtx.load(std::memory_order_relaxed)};
+    if (generation.load(std::memory_order_acquire) != current)
+      continue; // a newer job was published while reading this one
+    seen = current;
+    if (index < job.parts) {
+      runRange(job, index);
+      pending.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+}
+
+void ThreadPool::parallelForThunk(void *pool, int64_t count, kiln_task_fn task,
+                                  void *ctx) {
+  static_cast<ThreadPool *>(pool)->parallelFor(count, task, ctx);
+}
+
+} // namespace kiln::runtime

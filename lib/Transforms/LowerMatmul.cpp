@@ -1,0 +1,475 @@
+//===- LowerMatmul.cpp - kiln-lower-matmul --------------------------------===//
+//
+// Matmuls are the compute-bound work of a model. A register-tiled kernel
+// keeps an MR x NR tile of C in vector registers (MR x NR/lanes
+// accumulators) and, per step of k, loads NR/lanes vectors of B, broadcasts
+// MR scalars of A and issues MR x NR/lanes FMAs, which saturates both FMA
+// pipes. Operands are packed so every load in the k loop is contiguous:
+//  * B into panels Bp[N/NR][K][NR] (zero-padded), at compile time when B is
+//    a constant (the weights), otherwise on every call into an arena buffer;
+//  * A into Ap[M/MR][K][MR] (zero-padded) on every call: reading MR rows of
+//    A directly, K apart, aliases in L1 when K*4 is a multiple of 4 KiB.
+// C stays row-major. The tiles are computed by one parallel loop over
+// (panel of B, block of row tiles whose packed A fits in L2) items, which
+// kiln-outline-parallel-loops hands to the thread pool.
+// Ragged M gets a tile with fewer rows, ragged N a panel whose last vector is
+// stored with a mask. Batched matmuls loop over the batch; a batch of A
+// against an unbatched B is one matmul with batch * M rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_LOWERMATMUL
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Bytes of packed A one block of rows may take (stays in L2).
+constexpr int64_t kRowBlockBytes = 256 * 1024;
+
+bool isDenseF32(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType().isF32();
+}
+
+/// A matmul as convert-kiln-to-linalg writes it, on dense f32 buffers:
+/// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n].
+struct MatmulShape {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool lhsBatched = false, rhsBatched = false;
+};
+
+/// Whether `map` is (d_0, ..., d_{batchRank-1})? followed by (x, y).
+std::optional<bool> batchedOperand(AffineMap map, unsigned batchRank,
+                                   unsigned x, unsigned y) {
+  unsigned rank = map.getNumResults();
+  if (rank != 2 && rank != batchRank + 2)
+    return std::nullopt;
+  for (unsigned i = 0; i + 2 < rank; ++i)
+    if (map.getResult(i) != getAffineDimExpr(i, map.getContext()))
+      return std::nullopt;
+  if (map.getResult(rank - 2) != getAffineDimExpr(x, map.getContext()) ||
+      map.getResult(rank - 1) != getAffineDimExpr(y, map.getContext()))
+    return std::nullopt;
+  return batchRank > 0 && rank == batchRank + 2;
+}
+
+/// Whether the body is `out + lhs * rhs` (in either order of the add).
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  auto add = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!mul || !add || yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != add.getResult())
+    return false;
+  Value a = body.getArgument(0), b = body.getArgument(1),
+        c = body.getArgument(2);
+  bool mulOk = (mul.getLhs() == a && mul.getRhs() == b) ||
+               (mul.getLhs() == b && mul.getRhs() == a);
+  bool addOk = (add.getLhs() == c && add.getRhs() == mul.getResult()) ||
+               (add.getRhs() == c && add.getLhs() == mul.getResult());
+  return mulOk && addOk;
+}
+
+std::optional<MatmulShape> matchMatmul(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+    return std::nullopt;
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
+        out = op.getDpsInits()[0];
+  if (!isDenseF32(lhs) || !isDenseF32(rhs) || !isDenseF32(out))
+    return std::nullopt;
+  unsigned loops = op.getNumLoops();
+  if (loops < 3)
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  for (unsigned i = 0; i + 1 < loops; ++i)
+    if (iterators[i] != utils::IteratorType::parallel)
+      return std::nullopt;
+  if (iterators.back() != utils::IteratorType::reduction)
+    return std::nullopt;
+  unsigned batchRank = loops - 3, m = loops - 3, n = loops - 2, k = loops - 1;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  // out[d0, ..., d_{loops-2}]: every loop but k.
+  if (maps[2] != AffineMap::getMultiDimIdentityMap(loops, op.getContext())
+                     .getMajorSubMap(loops - 1))
+    return std::nullopt;
+  std::optional<bool> lhsBatched = batchedOperand(maps[0], batchRank, m, k);
+  std::optional<bool> rhsBatched = batchedOperand(maps[1], batchRank, k, n);
+  if (!lhsBatched || !rhsBatched)
+    return std::nullopt;
+  ArrayRef<int64_t> outShape = cast<MemRefType>(out.getType()).getShape();
+  MatmulShape shape;
+  for (int64_t d : outShape.drop_back(2))
+    shape.batch *= d;
+  shape.m = outShape[outShape.size() - 2];
+  shape.n = outShape.back();
+  shape.k = cast<MemRefType>(lhs.getType()).getShape().back();
+  shape.lhsBatched = *lhsBatched;
+  shape.rhsBatched = *rhsBatched;
+  // An unbatched B: the whole batch of A is one tall matmul.
+  if (!shape.rhsBatched && shape.lhsBatched) {
+    shape.m *= shape.batch;
+    shape.batch = 1;
+    shape.lhsBatched = false;
+  }
+  if (shape.m == 0 || shape.n == 0 || shape.k == 0 ||
+      (!shape.lhsBatched && !shape.rhsBatched && shape.batch != 1))
+    return std::nullopt;
+  return shape;
+}
+
+/// The float data of a constant global, or nothing.
+std::optional<SmallVector<float>> constantData(Value value,
+                                               SymbolTable &symbols) {
+  auto getGlobal = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal)
+    return std::nullopt;
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return std::nullopt;
+  Attribute init = *global.getInitialValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(init))
+    return SmallVector<float>(dense.getValues<float>());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    ArrayRef<char> bytes = blob->getData();
+    SmallVector<float> data(bytes.size() / sizeof(float));
+    std::memcpy(data.data(), bytes.data(), data.size() * sizeof(float));
+    return data;
+  }
+  return std::nullopt;
+}
+
+class MatmulEmitter {
+public:
+  MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
+                int64_t mr, int64_t nrVectors, SymbolTable &symbols)
+      : op(op), shape(shape), lanes(lanes), mr(mr), nrVectors(nrVectors),
+        nr(lanes * nrVectors), symbols(symbols), b(op), loc(op.getLoc()) {
+    mTiles = llvm::divideCeil(shape.m, mr);
+    nPanels = llvm::divideCeil(shape.n, nr);
+    f32 = b.getF32Type();
+    vectorType = VectorType::get({lanes}, f32);
+  }
+
+  void emit() {
+    zeroInit = eraseZeroFill();
+    lhs = collapse(op.getDpsInputs()[0], shape.m);
+    rhs = collapse(op.getDpsInputs()[1], shape.k);
+    out = collapse(op.getDpsInits()[0], shape.m);
+    Value packedA = allocPacked(mTiles, mr);
+    if (shape.m % mr)
+      fillZero(packedA);
+    Value packedB = compileTimePackedB();
+    bool packBPerBatch = !packedB;
+    if (!packedB) {
+      packedB = allocPacked(nPanels, nr);
+      if (shape.n % nr)
+        fillZero(packedB);
+      if (!shape.rhsBatched)
+        packB(packedB, index(0));
+    }
+    forLoop(0, shape.batch, 1, [&](Value batch) {
+      packA(packedA, batch);
+      if (packBPerBatch && shape.rhsBatched)
+        packB(packedB, batch);
+      emitTiles(packedA, packedB, batch);
+    });
+    op.erase();
+  }
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, index(c));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t c) { return add(x, index(c)); }
+
+  void forLoop(int64_t lb, int64_t ub, int64_t step,
+               function_ref<void(Value)> body) {
+    forLoop(index(lb), index(ub), step, body);
+  }
+  void forLoop(Value lb, Value ub, int64_t step,
+               function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lb, ub, index(step));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  /// A linalg.fill of 0 right before the matmul that initializes its output
+  /// is dropped: the accumulators start at zero instead.
+  bool eraseZeroFill() {
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (!fill || !fill.hasPureBufferSemantics() ||
+        fill.getDpsInits()[0] != op.getDpsInits()[0])
+      return false;
+    auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+    auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
+    if (!value || !value.getValue().isZero())
+      return false;
+    fill.erase();
+    return true;
+  }
+
+  /// The operand as a 2-D [batch * rows, cols] buffer (a free view).
+  Value collapse(Value buffer, int64_t rows) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() == 2)
+      return buffer;
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+      groups[0].push_back(d);
+    groups[1].push_back(type.getRank() - 1);
+    return memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+
+  Value allocPacked(int64_t tiles, int64_t width) {
+    auto type = MemRefType::get({tiles, shape.k, width}, f32);
+    return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
+  }
+
+  void fillZero(Value buffer) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    linalg::FillOp::create(b, loc, zero, buffer);
+  }
+
+  /// Ap[t][k][r] = A[batch * M + t * MR + r][k].
+  void packA(Value packed, Value batch) {
+    Value base = shape.lhsBatched ? mul(batch, shape.m) : index(0);
+    auto copyTile = [&](Value tile, int64_t rows) {
+      Value row0 = add(base, mul(tile, mr));
+      forLoop(0, shape.k, 1, [&](Value k) {
+        for (int64_t r = 0; r < rows; ++r) {
+          Value v = memref::LoadOp::create(b, loc, lhs,
+                                           ValueRange{add(row0, r), k});
+          memref::StoreOp::create(b, loc, v, packed,
+                                  ValueRange{tile, k, index(r)});
+        }
+      });
+    };
+    int64_t fullTiles = shape.m / mr;
+    forLoop(0, fullTiles, 1, [&](Value tile) { copyTile(tile, mr); });
+    if (shape.m % mr)
+      copyTile(index(fullTiles), shape.m % mr);
+  }
+
+  /// Bp[p][k][c] = B[batch * K + k][p * NR + c].
+  void packB(Value packed, Value batch) {
+    Value base = shape.rhsBatched ? mul(batch, shape.k) : index(0);
+    auto copyPanel = [&](Value panel, int64_t width) {
+      Value col0 = mul(panel, nr);
+      forLoop(0, shape.k, 1, [&](Value k) {
+        Value row = add(base, k);
+        forLoop(0, width, 1, [&](Value c) {
+          Value v = memref::LoadOp::create(b, loc, rhs,
+                                           ValueRange{row, add(col0, c)});
+          memref::StoreOp::create(b, loc, v, packed, ValueRange{panel, k, c});
+        });
+      });
+    };
+    int64_t fullPanels = shape.n / nr;
+    forLoop(0, fullPanels, 1, [&](Value panel) { copyPanel(panel, nr); });
+    if (shape.n % nr)
+      copyPanel(index(fullPanels), shape.n % nr);
+  }
+
+  /// A constant, unbatched B packed now into a new read-only global.
+  Value compileTimePackedB() {
+    if (shape.rhsBatched)
+      return nullptr;
+    Value rhsOperand = op.getDpsInputs()[1];
+    std::optional<SmallVector<float>> data = constantData(rhsOperand, symbols);
+    if (!data || int64_t(data->size()) != shape.k * shape.n)
+      return nullptr;
+    SmallVector<float> packed(nPanels * shape.k * nr, 0.0f);
+    for (int64_t k = 0; k < shape.k; ++k)
+      for (int64_t col = 0; col < shape.n; ++col)
+        packed[((col / nr) * shape.k + k) * nr + col % nr] =
+            (*data)[k * shape.n + col];
+    auto type = MemRefType::get({nPanels, shape.k, nr}, f32);
+    auto tensorType = RankedTensorType::get(type.getShape(), f32);
+    auto name =
+        (rhsOperand.getDefiningOp<memref::GetGlobalOp>().getName() + "_packed")
+            .str();
+    auto init = DenseResourceElementsAttr::get(
+        tensorType, name,
+        HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(packed)));
+    auto module = op->getParentOfType<ModuleOp>();
+    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, loc, name, moduleBuilder.getStringAttr("private"), type,
+        init, /*constant=*/true, moduleBuilder.getI64IntegerAttr(64));
+    symbols.insert(global);
+    return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+  }
+
+  /// Every MR x NR tile of C for one batch, as one parallel loop over work
+  /// items: (panel of B, block of row tiles) pairs, panel-major, so the
+  /// items one thread runs in a row share their B panel in cache.
+  void emitTiles(Value packedA, Value packedB, Value batch) {
+    Value rowBase = shape.lhsBatched || shape.rhsBatched
+                        ? mul(batch, shape.m)
+                        : index(0);
+    int64_t fullTiles = shape.m / mr, fullPanels = shape.n / nr;
+    int64_t tileBytes = shape.k * mr * 4;
+    int64_t tilesPerBlock = std::max<int64_t>(1, kRowBlockBytes / tileBytes);
+    int64_t blocks = std::max<int64_t>(1, llvm::divideCeil(mTiles, tilesPerBlock));
+    auto items = scf::ParallelOp::create(
+        b, loc, ValueRange{index(0)}, ValueRange{index(nPanels * blocks)},
+        ValueRange{index(1)});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(items.getBody()->getTerminator());
+    Value item = items.getInductionVars()[0];
+    Value panel = arith::DivUIOp::create(b, loc, item, index(blocks));
+    Value block = arith::RemUIOp::create(b, loc, item, index(blocks));
+    Value firstTile = mul(block, tilesPerBlock);
+    Value endTile = arith::MinSIOp::create(b, loc, add(firstTile, tilesPerBlock),
+                                           index(fullTiles));
+    auto rowsOfPanel = [&](int64_t width) {
+      forLoop(firstTile, endTile, 1, [&](Value tile) {
+        emitTile(packedA, packedB, tile, mr, panel, width, rowBase);
+      });
+      if (shape.m % mr == 0)
+        return;
+      // The ragged last tile belongs to the last block.
+      Value lastBlock = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::eq, block, index(blocks - 1));
+      auto tail = scf::IfOp::create(b, loc, lastBlock, /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(tail.thenBlock()->getTerminator());
+      emitTile(packedA, packedB, index(fullTiles), shape.m % mr, panel, width,
+               rowBase);
+    };
+    if (shape.n % nr == 0) {
+      rowsOfPanel(nr);
+      return;
+    }
+    Value fullPanel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            panel, index(fullPanels));
+    auto choice = scf::IfOp::create(b, loc, fullPanel, /*withElse=*/true);
+    b.setInsertionPoint(choice.thenBlock()->getTerminator());
+    rowsOfPanel(nr);
+    b.setInsertionPoint(choice.elseBlock()->getTerminator());
+    rowsOfPanel(shape.n % nr);
+  }
+
+  /// C[rows of tile][cols of panel] += Ap[tile] * Bp[panel], the tile held
+  /// in rows x ceil(width / lanes) vector registers over the k loop.
+  void emitTile(Value packedA, Value packedB, Value tile, int64_t rows,
+                Value panel, int64_t width, Value rowBase) {
+    int64_t vectors = llvm::divideCeil(width, lanes);
+    int64_t lastLanes = width - (vectors - 1) * lanes;
+    Value row0 = add(rowBase, mul(tile, mr));
+    Value col0 = mul(panel, nr);
+    Value mask;
+    if (lastLanes != lanes)
+      mask = vector::ConstantMaskOp::create(
+          b, loc, VectorType::get({lanes}, b.getI1Type()),
+          ArrayRef<int64_t>{lastLanes});
+    auto column = [&](int64_t j) { return add(col0, j * lanes); };
+    auto partial = [&](int64_t j) { return mask && j == vectors - 1; };
+
+    SmallVector<Value> init;
+    Value zero = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(
+        vectorType, b.getF32FloatAttr(0).getValue()));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < vectors; ++j) {
+        if (zeroInit) {
+          init.push_back(zero);
+          continue;
+        }
+        ValueRange at{add(row0, r), column(j)};
+        init.push_back(partial(j) ? vector::MaskedLoadOp::create(
+                                        b, loc, vectorType, out, at, mask, zero)
+                                        .getResult()
+                                  : vector::LoadOp::create(b, loc, vectorType,
+                                                           out, at)
+                                        .getResult());
+      }
+
+    auto loop = scf::ForOp::create(b, loc, index(0), index(shape.k), index(1),
+                                   init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k = loop.getInductionVar();
+      SmallVector<Value> bVectors;
+      for (int64_t j = 0; j < vectors; ++j)
+        bVectors.push_back(vector::LoadOp::create(
+            b, loc, vectorType, packedB, ValueRange{panel, k, index(j * lanes)}));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < rows; ++r) {
+        Value a = memref::LoadOp::create(b, loc, packedA,
+                                         ValueRange{tile, k, index(r)});
+        Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
+        for (int64_t j = 0; j < vectors; ++j)
+          next.push_back(vector::FMAOp::create(
+              b, loc, broadcast, bVectors[j],
+              loop.getRegionIterArgs()[r * vectors + j]));
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < vectors; ++j) {
+        Value acc = loop.getResult(r * vectors + j);
+        ValueRange at{add(row0, r), column(j)};
+        if (partial(j))
+          vector::MaskedStoreOp::create(b, loc, out, at, mask, acc);
+        else
+          vector::StoreOp::create(b, loc, acc, out, at);
+      }
+  }
+
+  linalg::GenericOp op;
+  MatmulShape shape;
+  int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
+  SymbolTable &symbols;
+  OpBuilder b;
+  Location loc;
+  Type f32;
+  VectorType vectorType;
+  bool zeroInit = false;
+  Value lhs, rhs, out;
+};
+
+struct LowerMatmulPass
+    : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
+  using LowerMatmulBase::LowerMatmulBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
+    module.walk([&](linalg::GenericOp op) {
+      if (std::optional<MatmulShape> shape = matchMatmul(op))
+        matmuls.push_back({op, *shape});
+    });
+    for (auto &[op, shape] : matmuls)
+      MatmulEmitter(op, shape, lanes, rows, vectors, symbols).emit();
+  }
+};
+
+} // namespace

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Matmul code generation (kiln-lower-matmul) on every tail path, for the
+AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
+(--mcpu=x86-64-v3), checked against ONNX Runtime: ragged M and N (fewer rows
+than the tile, a masked last vector, a panel narrower than one vector),
+K = 1, weights packed at compile time and B packed per call, a batch of A
+against shared weights (one tall matmul), batched A x batched B (attention)
+and a shared A against batched B, and a matmul with a fused epilogue.
+
+Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_vs_onnxruntime import check  # noqa: E402
+
+# Summation order differs from ONNX Runtime's: allow a few ulps of the
+# largest partial sums.
+RTOL, ATOL = 1e-4, 2e-4
+CPUS = ["native", "x86-64-v3"]
+
+
+def matmul_model(a_shape, b_shape, constant_b, epilogue=False):
+    rng = np.random.default_rng(1)
+    inputs = [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)]
+    initializers = []
+    if constant_b:
+        b = rng.standard_normal(b_shape).astype(np.float32)
+        initializers.append(numpy_helper.from_array(b, "B"))
+    else:
+        inputs.append(helper.make_tensor_value_info("B", TensorProto.FLOAT, b_shape))
+    out_shape = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))) + [
+        a_shape[-2], b_shape[-1]]
+    nodes = [helper.make_node("MatMul", ["A", "B"], ["C" if epilogue else "Y"])]
+    if epilogue:
+        bias = rng.standard_normal(b_shape[-1]).astype(np.float32)
+        initializers.append(numpy_helper.from_array(bias, "bias"))
+        nodes += [helper.make_node("Add", ["C", "bias"], ["D"]),
+                  helper.make_node("Relu", ["D"], ["Y"])]
+    graph = helper.make_graph(
+        nodes, "matmul", inputs,
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, out_shape)], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# (name, A shape, B shape, B constant, epilogue)
+CASES = [
+    ("row_vector", [1, 16], [16, 16], True, False),
+    ("k_one", [5, 1], [1, 9], True, False),
+    ("tiny_ragged", [3, 5], [5, 7], True, False),
+    ("exact_tile", [8, 32], [32, 32], True, False),
+    ("ragged_m_n", [9, 33], [33, 47], True, False),
+    ("ragged_bert", [197, 96], [96, 77], True, False),
+    ("wide", [13, 64], [64, 100], False, False),
+    ("runtime_b", [24, 64], [64, 64], False, False),
+    ("batch_of_a", [2, 3, 5, 17], [17, 40], True, False),
+    ("attention", [2, 3, 9, 17], [2, 3, 17, 33], False, False),
+    ("shared_a", [9, 17], [4, 17, 20], False, False),
+    ("epilogue", [16, 128], [128, 31], True, True),
+]
+
+
+def main():
+    bin_dir = sys.argv[1]
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for cpu in CPUS:
+            for name, a_shape, b_shape, constant_b, epilogue in CASES:
+                model = matmul_model(a_shape, b_shape, constant_b, epilogue)
+                results.append(check(f"{name}.{cpu}", model, {}, bin_dir, work,
+                                     [f"--mcpu={cpu}"], RTOL, ATOL))
+    print(f"{sum(results)} of {len(results)} matmuls match ONNX Runtime "
+          f"(rtol {RTOL}, atol {ATOL})")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

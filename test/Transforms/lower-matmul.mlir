@@ -1,0 +1,92 @@
+// RUN: kiln-opt %s --kiln-lower-matmul -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6" -split-input-file | FileCheck %s --check-prefix=AVX2
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Constant weights are packed at compile time into 32-wide panels (the 40
+// columns pad to 2 panels); A is packed per call; the zero fill becomes
+// zero accumulators; 10 rows = one full 8-row tile + a 2-row tail; the
+// 8-column panel tail is one masked vector.
+// CHECK-LABEL: memref.global "private" constant @__constant_w_packed : memref<2x4x32xf32> = dense_resource<__constant_w_packed> {alignment = 64 : i64}
+// CHECK-LABEL: func.func @weights
+// CHECK-NOT: linalg.fill
+// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x8xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[AP]] : memref<2x4x8xf32>)
+// CHECK: %[[BP:.*]] = memref.get_global @__constant_w_packed : memref<2x4x32xf32>
+// CHECK: scf.for
+// CHECK: vector.load %[[BP]]
+// CHECK: vector.broadcast
+// CHECK: vector.fma
+// CHECK: vector.constant_mask [8] : vector<16xi1>
+// CHECK: vector.maskedstore
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @weights
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<2x4x6xf32>
+// AVX2: vector.fma {{.*}} : vector<8xf32>
+memref.global "private" constant @__constant_w : memref<4x40xf32> = dense<1.0>
+func.func @weights(%a: memref<10x4xf32>, %c: memref<10x40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w : memref<4x40xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<10x40xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<10x4xf32>, memref<4x40xf32>) outs(%c : memref<10x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// Both operands batched (attention): a loop over the batch packs A and B on
+// every step; without a zero fill, the accumulators start from C.
+// CHECK-LABEL: func.func @batched
+// CHECK: memref.collapse_shape
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x8xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x32xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}}
+// CHECK: vector.load %{{.*}} : memref<24x32xf32>, vector<16xf32>
+// CHECK: vector.fma
+// CHECK: vector.store
+func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memref<3x8x32xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x8x16xf32>, memref<3x16x32xf32>) outs(%c : memref<3x8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Integer matmuls are left to the loop lowering.
+// CHECK-LABEL: func.func @integers
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+func.func @integers(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x4xi32>, memref<4x4xi32>) outs(%c : memref<4x4xi32>) {
+  ^bb0(%x: i32, %y: i32, %acc: i32):
+    %p = arith.muli %x, %y : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  }
+  return
+}
