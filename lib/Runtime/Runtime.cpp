@@ -193,9 +193,11 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "model and context must not be null");
   *context = nullptr;
-  if (num_threads < 1)
+  constexpr int32_t kMaxThreads = 1024;
+  if (num_threads < 1 || num_threads > kMaxThreads)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "num_threads must be at least 1, got %d", num_threads);
+                "num_threads must be between 1 and %d, got %d", kMaxThreads,
+                num_threads);
   auto *created = new (std::nothrow) kiln_context{model, nullptr, {}, {}, {}, {}};
   if (!created)
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");

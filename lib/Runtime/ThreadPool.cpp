@@ -16,11 +16,18 @@ constexpr int kSpinIterations = 2048;
 } // namespace
 
 ThreadPool::ThreadPool(int threads) {
-  for (int i = 1; i < threads; ++i)
-    workers.emplace_back([this, i] { workerLoop(i); });
+  try {
+    for (int i = 1; i < threads; ++i)
+      workers.emplace_back([this, i] { workerLoop(i); });
+  } catch (...) {
+    shutDown(); // the threads that did start must be joined
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { shutDown(); }
+
+void ThreadPool::shutDown() {
   {
     std::lock_guard<std::mutex> lock(mutex);
     stop = true;
@@ -28,7 +35,8 @@ ThreadPool::~ThreadPool() {
   }
   wake.notify_all();
   for (std::thread &worker : workers)
-    worker.join();
+    if (worker.joinable())
+      worker.join();
 }
 
 void ThreadPool::runRange(const Job &job, int part) {

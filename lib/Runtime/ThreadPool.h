@@ -43,6 +43,8 @@ public:
 
 private:
   void workerLoop(int index);
+  /// Stops and joins every started worker.
+  void shutDown();
 
   std::vector<std::thread> workers;
   // The current job, published by bumping `generation`. Atomic because a

@@ -36,6 +36,10 @@ using namespace mlir;
 
 namespace {
 
+/// The innermost iterations a parallel loop runs, for
+/// kiln-outline-parallel-loops, where its bounds cannot tell.
+constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
+
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
@@ -162,9 +166,11 @@ std::optional<SmallVector<float>> constantData(Value value,
 class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
-                int64_t mr, int64_t nrVectors, SymbolTable &symbols)
+                int64_t mr, int64_t nrVectors, bool useFMA,
+                SymbolTable &symbols)
       : op(op), shape(shape), lanes(lanes), mr(mr), nrVectors(nrVectors),
-        nr(lanes * nrVectors), symbols(symbols), b(op), loc(op.getLoc()) {
+        nr(lanes * nrVectors), useFMA(useFMA), symbols(symbols), b(op),
+        loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -177,14 +183,10 @@ public:
     rhs = collapse(op.getDpsInputs()[1], shape.k);
     out = collapse(op.getDpsInits()[0], shape.m);
     Value packedA = allocPacked(mTiles, mr);
-    if (shape.m % mr)
-      fillZero(packedA);
     Value packedB = compileTimePackedB();
     bool packBPerBatch = !packedB;
     if (!packedB) {
       packedB = allocPacked(nPanels, nr);
-      if (shape.n % nr)
-        fillZero(packedB);
       if (!shape.rhsBatched)
         packB(packedB, index(0));
     }
@@ -251,20 +253,23 @@ private:
     return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
   }
 
-  void fillZero(Value buffer) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    linalg::FillOp::create(b, loc, zero, buffer);
+  Value zero() {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   }
 
-  /// Ap[t][k][r] = A[batch * M + t * MR + r][k].
+  /// Ap[t][k][r] = A[batch * M + t * MR + r][k], and 0 in the rows of the
+  /// last tile past M (rewritten on every call: the arena bytes under the
+  /// padding may have held another buffer in between).
   void packA(Value packed, Value batch) {
     Value base = shape.lhsBatched ? mul(batch, shape.m) : index(0);
     auto copyTile = [&](Value tile, int64_t rows) {
       Value row0 = add(base, mul(tile, mr));
       forLoop(0, shape.k, 1, [&](Value k) {
-        for (int64_t r = 0; r < rows; ++r) {
-          Value v = memref::LoadOp::create(b, loc, lhs,
-                                           ValueRange{add(row0, r), k});
+        for (int64_t r = 0; r < mr; ++r) {
+          Value v = r < rows ? memref::LoadOp::create(
+                                   b, loc, lhs, ValueRange{add(row0, r), k})
+                                   .getResult()
+                             : zero();
           memref::StoreOp::create(b, loc, v, packed,
                                   ValueRange{tile, k, index(r)});
         }
@@ -276,7 +281,8 @@ private:
       copyTile(index(fullTiles), shape.m % mr);
   }
 
-  /// Bp[p][k][c] = B[batch * K + k][p * NR + c].
+  /// Bp[p][k][c] = B[batch * K + k][p * NR + c], and 0 in the columns of
+  /// the last panel past N.
   void packB(Value packed, Value batch) {
     Value base = shape.rhsBatched ? mul(batch, shape.k) : index(0);
     auto copyPanel = [&](Value panel, int64_t width) {
@@ -288,6 +294,11 @@ private:
                                            ValueRange{row, add(col0, c)});
           memref::StoreOp::create(b, loc, v, packed, ValueRange{panel, k, c});
         });
+        if (width < nr)
+          forLoop(width, nr, 1, [&](Value c) {
+            memref::StoreOp::create(b, loc, zero(), packed,
+                                    ValueRange{panel, k, c});
+          });
       });
     };
     int64_t fullPanels = shape.n / nr;
@@ -340,6 +351,10 @@ private:
     auto items = scf::ParallelOp::create(
         b, loc, ValueRange{index(0)}, ValueRange{index(nPanels * blocks)},
         ValueRange{index(1)});
+    // The tile loops have dynamic bounds, so tell the outliner the work:
+    // one innermost iteration per vector FMA.
+    items->setAttr(kWorkAttr, b.getI64IntegerAttr(shape.m * shape.k *
+                                                  nPanels * nrVectors));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
@@ -425,10 +440,17 @@ private:
         Value a = memref::LoadOp::create(b, loc, packedA,
                                          ValueRange{tile, k, index(r)});
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
-        for (int64_t j = 0; j < vectors; ++j)
-          next.push_back(vector::FMAOp::create(
-              b, loc, broadcast, bVectors[j],
-              loop.getRegionIterArgs()[r * vectors + j]));
+        for (int64_t j = 0; j < vectors; ++j) {
+          Value acc = loop.getRegionIterArgs()[r * vectors + j];
+          next.push_back(
+              useFMA ? vector::FMAOp::create(b, loc, broadcast, bVectors[j],
+                                             acc)
+                           .getResult()
+                     : arith::AddFOp::create(
+                           b, loc, acc,
+                           arith::MulFOp::create(b, loc, broadcast, bVectors[j]))
+                           .getResult());
+        }
       }
       scf::YieldOp::create(b, loc, next);
     }
@@ -446,6 +468,7 @@ private:
   linalg::GenericOp op;
   MatmulShape shape;
   int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
+  bool useFMA;
   SymbolTable &symbols;
   OpBuilder b;
   Location loc;
@@ -468,7 +491,7 @@ struct LowerMatmulPass
         matmuls.push_back({op, *shape});
     });
     for (auto &[op, shape] : matmuls)
-      MatmulEmitter(op, shape, lanes, rows, vectors, symbols).emit();
+      MatmulEmitter(op, shape, lanes, rows, vectors, fma, symbols).emit();
   }
 };
 

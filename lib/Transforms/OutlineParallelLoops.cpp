@@ -106,8 +106,10 @@ private:
     std::optional<int64_t> count =
         tripCount(loop.getLowerBound()[0], loop.getUpperBound()[0],
                   loop.getStep()[0]);
-    return count && *count >= 2 &&
-           estimatedIterations(loop) >= minIterations;
+    // A loop whose inner bounds are dynamic states its work (kiln.work).
+    auto work = loop->getAttrOfType<IntegerAttr>("kiln.work");
+    int64_t iterations = work ? work.getInt() : estimatedIterations(loop);
+    return count && *count >= 2 && iterations >= minIterations;
   }
 
   /// The values a task needs from outside, in order: those it recomputes

@@ -5,7 +5,9 @@ AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
 than the tile, a masked last vector, a panel narrower than one vector),
 K = 1, weights packed at compile time and B packed per call, a batch of A
 against shared weights (one tall matmul), batched A x batched B (attention)
-and a shared A against batched B, and a matmul with a fused epilogue.
+and a shared A against batched B, a matmul with a fused epilogue, and
+matmuls big enough to run on the thread pool (each case runs on 1 and 2
+threads).
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -63,6 +65,9 @@ CASES = [
     ("attention", [2, 3, 9, 17], [2, 3, 17, 33], False, False),
     ("shared_a", [9, 17], [4, 17, 20], False, False),
     ("epilogue", [16, 128], [128, 31], True, True),
+    # Enough work for the tile loop to be split across the thread pool.
+    ("threaded", [100, 256], [256, 200], True, False),
+    ("threaded_runtime_b", [2, 40, 256], [2, 256, 72], False, False),
 ]
 
 

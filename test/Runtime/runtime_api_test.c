@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   /* A context with a thread pool; and a bad thread count. */
   EXPECT_STATUS(kiln_context_create_with_threads(model, 0, &context),
                 KILN_ERROR_INVALID_ARGUMENT,
-                "num_threads must be at least 1, got 0");
+                "num_threads must be between 1 and 1024, got 0");
   EXPECT_STATUS(kiln_context_create_with_threads(model, 3, &context), KILN_OK,
                 "");
   for (int run = 0; run < 3; ++run) {

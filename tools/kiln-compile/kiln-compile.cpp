@@ -1,6 +1,8 @@
 //===- kiln-compile.cpp - the kiln compiler driver ------------------------===//
 //
 // kiln-compile MODEL.onnx [-o OUT] [--emit=kiln|kernels|linalg|llvm|asm|obj|so]
+//              [--mcpu=CPU] [--report[=json]] [--machine=FILE.json]
+//              [--roofline-threads=N] [--profile] [-v]
 //              [--mcpu=CPU] [--input-shape NAME=1x3x224x224] [--dim NAME=N]
 //              [--const-input NAME=FILE.pb] [-v]
 //
@@ -262,8 +264,11 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))
     return 1;
-  if (emit == EmitStage::Linalg)
-    return emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
+  if (emit == EmitStage::Linalg) {
+    int status =
+        emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
+    return status ? status : printReport(kernels, totals);
+  }
   auto machine = kiln::cpu::createTargetMachine({targetCPU()});
   if (!machine) {
     llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
@@ -284,10 +289,15 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   if (failed(llvmModule))
     return 1;
   reportPeakMemory("LLVM");
-  if (emit == EmitStage::LLVM)
-    return emitText(root, [&](llvm::raw_ostream &os) {
+  if (emit == EmitStage::LLVM) {
+    int status = emitText(root, [&](llvm::raw_ostream &os) {
       (*llvmModule)->print(os, nullptr);
     });
+    totals.arenaBytes = signature->arenaBytes;
+    totals.intermediateBytes = signature->intermediateBytes;
+    totals.stackBytes = signature->stackBytes;
+    return status ? status : printReport(kernels, totals);
+  }
 
   TimingScope codegenTimer = root.nest("machine code");
   std::string path = outputPath();

@@ -108,6 +108,9 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "Rows of the register tile (MR)">,
     Option<"vectors", "vectors", "int64_t", /*default=*/"2",
            "Vector registers per row of the register tile (NR / lanes)">,
+    Option<"fma", "fma", "bool", /*default=*/"true",
+           "Fused multiply-add (false: a multiply and an add, for CPUs "
+           "without FMA, where vector.fma would become calls to fmaf)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

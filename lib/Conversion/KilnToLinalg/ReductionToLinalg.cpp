@@ -122,8 +122,10 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
     SmallVector<int64_t> keptShape(type.getShape());
     keptShape[axis] = 1;
     auto keptType = type.clone(keptShape);
-    Value max =
-        reduce(rewriter, loc, x, {axis}, true, keptType, Combiner::Max, false);
+    // A NaN in a row makes x - max NaN there, and the sum and every output
+    // of the row NaN, whichever max it picks: NaN-ignoring max is exact.
+    Value max = reduce(rewriter, loc, x, {axis}, true, keptType,
+                       Combiner::MaxNum, false);
     Value shifted = detail::elementwiseGeneric(
         rewriter, loc, ValueRange{x, max}, type,
         [](OpBuilder &b, Location l, ValueRange a) -> Value {

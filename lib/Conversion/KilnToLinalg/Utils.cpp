@@ -72,6 +72,7 @@ double identityOf(Combiner combiner, Type type, bool isUnsigned) {
   case Combiner::Prod:
     return 1;
   case Combiner::Max:
+  case Combiner::MaxNum:
     if (isFloat)
       return -inf;
     return isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
@@ -98,6 +99,10 @@ Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
   case Combiner::Prod:
     return isFloat ? arith::MulFOp::create(b, loc, acc, x, reassoc).getResult()
                    : arith::MulIOp::create(b, loc, acc, x).getResult();
+  case Combiner::MaxNum:
+    if (isFloat)
+      return arith::MaxNumFOp::create(b, loc, acc, x);
+    [[fallthrough]];
   case Combiner::Max:
     if (isFloat)
       return arith::MaximumFOp::create(b, loc, acc, x);

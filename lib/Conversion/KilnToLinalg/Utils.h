@@ -40,7 +40,10 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> loopShape);
 
 /// How a reduction or a pooling window combines elements.
-enum class Combiner { Sum, Prod, Max, Min };
+/// MaxNum ignores NaN operands (one vmaxps instead of a NaN-propagating
+/// sequence); only for reductions whose result propagates NaN anyway, like
+/// softmax's max shift.
+enum class Combiner { Sum, Prod, Max, Min, MaxNum };
 
 /// The identity element of `combiner` for `type`: 0, 1, -inf/+inf, or the
 /// integer type's limits (signed or unsigned).

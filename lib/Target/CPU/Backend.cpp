@@ -176,8 +176,11 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
   }();
   (void)registered;
   std::string matmul = llvm::formatv(
-      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2}}",
-      options.vectorLanes, options.matmulRows, options.matmulVectors);
+      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3}}",
+      options.vectorLanes, options.matmulRows, options.matmulVectors,
+      options.hasFMA ? "true" : "false");
+  // The polynomial approximations use math.fma.
+  std::string expandFMA = options.hasFMA ? "" : "math-expand-ops{ops=fma},";
   std::string pipeline =
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -191,7 +194,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
       "kiln-outline-parallel-loops,expand-strided-metadata,"
-      "lower-affine,convert-scf-to-cf,kiln-approximate-math,"
+      "lower-affine,convert-scf-to-cf,kiln-approximate-math," +
+      expandFMA +
       "math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
       "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,"
@@ -203,11 +207,19 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
 
 CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   CodegenOptions options;
-  if (!machine.getMCSubtargetInfo()->checkFeatures("+avx512f")) {
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  options.hasFMA = info->checkFeatures("+fma");
+  if (info->checkFeatures("+avx512f"))
+    return options;
+  if (info->checkFeatures("+avx")) {
     // 16 ymm registers: a 6 x 16 tile is 12 accumulators, 2 B vectors and a
     // broadcast.
     options.vectorLanes = 8;
     options.matmulRows = 6;
+  } else {
+    // SSE: 16 xmm registers, a 4 x 8 tile.
+    options.vectorLanes = 4;
+    options.matmulRows = 4;
   }
   return options;
 }

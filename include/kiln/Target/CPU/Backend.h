@@ -66,6 +66,9 @@ struct CodegenOptions {
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
+  /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
+  /// into a multiply and an add rather than becoming fmaf calls.
+  bool hasFMA = true;
 };
 
 /// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).
