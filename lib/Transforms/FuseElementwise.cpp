@@ -13,6 +13,7 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -26,13 +27,29 @@ using namespace mlir;
 
 namespace {
 
+/// Fusing a producer into one of several consumers duplicates its work in
+/// each: fine for cheap arithmetic (memory is the bottleneck), not for a
+/// transcendental (exp in softmax feeds both the sum and the division), which
+/// is computed once and kept in a buffer instead.
+bool worthFusing(OpOperand *operand) {
+  Operation *producer = operand->get().getDefiningOp();
+  if (!producer || producer->getResult(0).hasOneUse())
+    return true;
+  bool expensive = false;
+  producer->walk([&](Operation *op) {
+    expensive |= isa<math::ExpOp, math::Exp2Op, math::ExpM1Op, math::LogOp,
+                     math::Log1pOp, math::Log2Op, math::TanhOp, math::ErfOp,
+                     math::PowFOp, math::SinOp, math::CosOp>(op);
+  });
+  return !expensive;
+}
+
 struct FuseElementwisePass
     : public kiln::impl::FuseElementwiseBase<FuseElementwisePass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *) { return true; });
+    linalg::populateElementwiseOpsFusionPatterns(patterns, worthFusing);
     linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::EmptyOp::getCanonicalizationPatterns(patterns, context);

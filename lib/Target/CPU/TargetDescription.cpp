@@ -41,6 +41,29 @@ double hostGHz() {
   return mhz / 1000;
 }
 
+/// The entry of a {"1": x, "2": y, ...} table for the largest measured
+/// thread count not above `threads` (or the smallest one), with that count.
+std::optional<std::pair<int, double>> nearestMeasured(
+    const llvm::json::Object *table, int threads) {
+  if (!table)
+    return std::nullopt;
+  std::optional<std::pair<int, double>> best, smallest;
+  for (const auto &[key, value] : *table) {
+    int measured;
+    std::optional<double> number = value.getAsNumber();
+    if (llvm::StringRef(key).getAsInteger(10, measured) || !number)
+      continue;
+    if (!smallest || measured < smallest->first)
+      smallest = {{measured, *number}};
+    if (measured <= threads && (!best || measured > best->first))
+      best = {{measured, *number}};
+  }
+  return best ? best : smallest;
+}
+
+/// The probe's JSON (bench/probe): peak_gflops[isa][threads] and
+/// bandwidth_gbs.dram_triad[threads]. Compute scales with cores from the
+/// nearest measured count; bandwidth is shared and does not.
 llvm::Expected<Roofline> readMachineFile(llvm::StringRef path, int threads) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
@@ -51,24 +74,28 @@ llvm::Expected<Roofline> readMachineFile(llvm::StringRef path, int threads) {
   if (!json)
     return llvm::createStringError("machine file " + path + ": " +
                                    llvm::toString(json.takeError()));
-  const llvm::json::Object *object = json->getAsObject();
-  auto number = [&](llvm::StringRef key) -> std::optional<double> {
-    return object ? object->getNumber(key) : std::nullopt;
-  };
-  std::optional<double> perCore = number("fma_gflops_per_core");
-  std::optional<double> oneThread = number("dram_gbs_1_thread");
-  std::optional<double> allThreads = number("dram_gbs_all_threads");
-  std::optional<double> cores = number("cores");
-  if (!perCore || !oneThread || !allThreads || !cores)
+  const llvm::json::Object *probe = json->getAsObject();
+  std::optional<llvm::StringRef> isa = probe ? probe->getString("isa")
+                                             : std::nullopt;
+  const llvm::json::Object *peaks =
+      probe ? probe->getObject("peak_gflops") : nullptr;
+  const llvm::json::Object *bandwidths =
+      probe ? probe->getObject("bandwidth_gbs") : nullptr;
+  auto peak = nearestMeasured(peaks && isa ? peaks->getObject(*isa) : nullptr,
+                              threads);
+  auto bandwidth = nearestMeasured(
+      bandwidths ? bandwidths->getObject("dram_triad") : nullptr, threads);
+  if (!peak || !bandwidth)
     return llvm::createStringError(
         "machine file " + path +
-        " needs numbers fma_gflops_per_core, dram_gbs_1_thread, "
-        "dram_gbs_all_threads and cores");
+        " is not bench/probe output: it needs \"isa\", "
+        "\"peak_gflops\": {ISA: {THREADS: GFLOPS}} and "
+        "\"bandwidth_gbs\": {\"dram_triad\": {THREADS: GBS}}");
   Roofline roofline;
   roofline.threads = threads;
-  roofline.peakGflops = *perCore * threads;
-  roofline.bandwidthGBs = threads <= 1 ? *oneThread : *allThreads;
-  roofline.source = ("measured, " + path).str();
+  roofline.peakGflops = peak->second * threads / peak->first;
+  roofline.bandwidthGBs = bandwidth->second;
+  roofline.source = ("measured by bench/probe, " + path).str();
   return roofline;
 }
 

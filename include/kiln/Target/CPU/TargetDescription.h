@@ -11,8 +11,8 @@
 namespace kiln::cpu {
 
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
-/// (the JSON that bench/probe writes: measured FMA peak per core and DRAM
-/// bandwidth at 1 and all threads), the measured numbers; otherwise an
+/// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
+/// triad bandwidth per thread count), the measured numbers; otherwise an
 /// estimate: 2 FMA pipes x the FMA datapath's f32 lanes x 2 FLOPs x the
 /// clock (the host's, else 3 GHz), and 35 GB/s per streaming core.
 llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
