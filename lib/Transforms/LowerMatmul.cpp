@@ -6,9 +6,12 @@
 // MR scalars of A and issues MR x NR/lanes FMAs, which saturates both FMA
 // pipes. Operands are packed so every load in the k loop is contiguous:
 //  * B into panels Bp[N/NR][K][NR] (zero-padded), at compile time when B is
-//    a constant (the weights), otherwise on every call into an arena buffer;
-//  * A into Ap[M/MR][K][MR] (zero-padded) on every call: reading MR rows of
-//    A directly, K apart, aliases in L1 when K*4 is a multiple of 4 KiB.
+//    a constant (the weights);
+//  * a B computed at run time, and A, are packed on every call (into an
+//    arena buffer) only when reading them in place would hurt: a row pitch
+//    that is a multiple of 2 KiB puts the rows a tile reads in the same L1
+//    sets (K = 1024 shapes fall to half speed). Otherwise the tile reads
+//    them in place, saving the copy (attention's small matmuls, im2col).
 // C stays row-major. The tiles are computed by one parallel loop over
 // (panel of B, block of row tiles whose packed A fits in L2) items, which
 // kiln-outline-parallel-loops hands to the thread pool.
@@ -22,6 +25,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -163,6 +169,110 @@ std::optional<SmallVector<float>> constantData(Value value,
   return std::nullopt;
 }
 
+/// An elementwise linalg.generic right after a matmul that reads its result
+/// (bias, activation, residual add, scale: the kernel's epilogue), applied
+/// to the accumulators before they are stored, so C is never written.
+struct Epilogue {
+  linalg::GenericOp op;
+  /// How each input is read per tile row: the matmul result itself, a full
+  /// row of a same-shaped tensor, a vector along N (bias), or a scalar.
+  enum class Access { Result, Row, Column, Scalar };
+  SmallVector<Access> access;
+};
+
+/// Whether `map` reads only the iteration's last dim (possibly after unit
+/// leading dims), only constants, or everything in order.
+std::optional<Epilogue::Access> accessOf(AffineMap map, unsigned loops) {
+  if (map.isIdentity() && map.getNumDims() == loops)
+    return Epilogue::Access::Row;
+  bool lastDimOnly = map.getNumResults() > 0;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    bool isLast = i + 1 == map.getNumResults();
+    if (constant && constant.getValue() == 0 && !isLast)
+      continue;
+    if (isLast && expr == getAffineDimExpr(loops - 1, map.getContext()))
+      continue;
+    lastDimOnly = false;
+  }
+  if (lastDimOnly)
+    return Epilogue::Access::Column;
+  if (llvm::all_of(map.getResults(), [](AffineExpr expr) {
+        auto constant = dyn_cast<AffineConstantExpr>(expr);
+        return constant && constant.getValue() == 0;
+      }))
+    return Epilogue::Access::Scalar;
+  return std::nullopt;
+}
+
+/// Whether every op of the body can run on vectors lane by lane.
+bool isVectorizableBody(Block &body) {
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() || op.getNumResults() != 1 ||
+        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        !op.getResult(0).getType().isIntOrFloat())
+      return false;
+  }
+  // The output's current value is not read (an elementwise epilogue).
+  return body.getArguments().back().use_empty();
+}
+
+std::optional<Epilogue> findEpilogue(linalg::GenericOp matmul,
+                                     const MatmulShape &shape) {
+  Value result = matmul.getDpsInits()[0];
+  // Skip the views and allocations bufferization puts in between.
+  Operation *next = matmul->getNextNode();
+  while (next && (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(
+                      next) ||
+                  isa<ViewLikeOpInterface>(next)))
+    next = next->getNextNode();
+  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!epilogue || !epilogue.hasPureBufferSemantics() ||
+      epilogue.getNumDpsInits() != 1 ||
+      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
+      !isVectorizableBody(epilogue.getRegion().front()))
+    return std::nullopt;
+  Value output = epilogue.getDpsInits()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  unsigned loops = epilogue.getNumLoops();
+  if (!isDenseF32(output) || outputType.getShape().back() != shape.n ||
+      outputType.getNumElements() != shape.batch * shape.m * shape.n ||
+      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
+           .isIdentity())
+    return std::nullopt;
+  // C must not be needed by anyone else: it will never be written.
+  for (Operation *user : result.getUsers())
+    if (user != matmul && user != epilogue && !isa<linalg::FillOp>(user))
+      return std::nullopt;
+  if (!result.getDefiningOp<memref::AllocOp>() &&
+      !result.getDefiningOp<memref::AllocaOp>() &&
+      !result.getDefiningOp<memref::ViewOp>())
+    return std::nullopt;
+  Epilogue found{epilogue, {}};
+  bool readsResult = false;
+  for (OpOperand *input : epilogue.getDpsInputOperands()) {
+    AffineMap map = epilogue.getMatchingIndexingMap(input);
+    if (input->get() == result) {
+      if (!map.isIdentity())
+        return std::nullopt;
+      found.access.push_back(Epilogue::Access::Result);
+      readsResult = true;
+      continue;
+    }
+    std::optional<Epilogue::Access> access = accessOf(map, loops);
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!access || !type || !type.hasStaticShape() ||
+        !type.getLayout().isIdentity() ||
+        (*access == Epilogue::Access::Row && type != outputType) ||
+        getElementTypeOrSelf(type) != getElementTypeOrSelf(outputType))
+      return std::nullopt;
+    found.access.push_back(*access);
+  }
+  if (!readsResult)
+    return std::nullopt;
+  return found;
+}
+
 class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
@@ -178,28 +288,55 @@ public:
   }
 
   void emit() {
+    epilogue = findEpilogue(op, shape);
     zeroInit = eraseZeroFill();
     lhs = collapse(op.getDpsInputs()[0], shape.m);
     rhs = collapse(op.getDpsInputs()[1], shape.k);
     out = collapse(op.getDpsInits()[0], shape.m);
-    Value packedA = allocPacked(mTiles, mr);
-    Value packedB = compileTimePackedB();
-    bool packBPerBatch = !packedB;
-    if (!packedB) {
+    if (epilogue) {
+      // The allocations and views between the two move up, so the
+      // epilogue's operands exist where the tiles are computed.
+      while (op->getNextNode() != epilogue->op)
+        op->getNextNode()->moveBefore(op);
+      // The epilogue's operands and output as [rows, N] (or [N]) views.
+      b.setInsertionPoint(op);
+      stored = flatten(epilogue->op.getDpsInits()[0], 2);
+      for (auto [input, access] : llvm::zip(epilogue->op.getDpsInputs(),
+                                            epilogue->access)) {
+        int64_t rank = access == Epilogue::Access::Row      ? 2
+                       : access == Epilogue::Access::Column ? 1
+                                                            : 0;
+        epilogueInputs.push_back(
+            access == Epilogue::Access::Result ? Value() : flatten(input, rank));
+      }
+    }
+    if (needsPacking(shape.k))
+      packedA = allocPacked(mTiles, mr);
+    packedB = compileTimePackedB();
+    bool packBPerCall = !packedB && needsPacking(shape.n);
+    if (packBPerCall) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
-        packB(packedB, index(0));
+        packB(index(0));
     }
     forLoop(0, shape.batch, 1, [&](Value batch) {
-      packA(packedA, batch);
-      if (packBPerBatch && shape.rhsBatched)
-        packB(packedB, batch);
-      emitTiles(packedA, packedB, batch);
+      if (packedA)
+        packA(batch);
+      if (packBPerCall && shape.rhsBatched)
+        packB(batch);
+      emitTiles(batch);
     });
     op.erase();
+    if (epilogue)
+      epilogue->op.erase();
   }
 
 private:
+  /// Whether an operand read in place, `cols` floats per row, would have
+  /// the tile's loads of consecutive rows collide in the same L1 sets (a row
+  /// pitch that is a multiple of 2 KiB), so copying it is worth the pass.
+  static bool needsPacking(int64_t cols) { return (cols * 4) % 2048 == 0; }
+
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
   }
@@ -248,6 +385,21 @@ private:
     return memref::CollapseShapeOp::create(b, loc, buffer, groups);
   }
 
+  /// `buffer` as a rank-`rank` view (2: [rows, last dim], 1: [elements],
+  /// 0: a scalar), collapsing leading dims; unit dims only for rank 0.
+  Value flatten(Value buffer, int64_t rank) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (type.getRank() == rank)
+      return buffer;
+    SmallVector<ReassociationIndices> groups(rank);
+    if (rank > 0) {
+      for (int64_t d = 0; d + 1 < type.getRank(); ++d)
+        groups[0].push_back(d);
+      groups.back().push_back(type.getRank() - 1);
+    }
+    return memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+
   Value allocPacked(int64_t tiles, int64_t width) {
     auto type = MemRefType::get({tiles, shape.k, width}, f32);
     return memref::AllocOp::create(b, loc, type, b.getI64IntegerAttr(64));
@@ -260,7 +412,8 @@ private:
   /// Ap[t][k][r] = A[batch * M + t * MR + r][k], and 0 in the rows of the
   /// last tile past M (rewritten on every call: the arena bytes under the
   /// padding may have held another buffer in between).
-  void packA(Value packed, Value batch) {
+  void packA(Value batch) {
+    Value packed = packedA;
     Value base = shape.lhsBatched ? mul(batch, shape.m) : index(0);
     auto copyTile = [&](Value tile, int64_t rows) {
       Value row0 = add(base, mul(tile, mr));
@@ -283,7 +436,8 @@ private:
 
   /// Bp[p][k][c] = B[batch * K + k][p * NR + c], and 0 in the columns of
   /// the last panel past N.
-  void packB(Value packed, Value batch) {
+  void packB(Value batch) {
+    Value packed = packedB;
     Value base = shape.rhsBatched ? mul(batch, shape.k) : index(0);
     auto copyPanel = [&](Value panel, int64_t width) {
       Value col0 = mul(panel, nr);
@@ -340,7 +494,7 @@ private:
   /// Every MR x NR tile of C for one batch, as one parallel loop over work
   /// items: (panel of B, block of row tiles) pairs, panel-major, so the
   /// items one thread runs in a row share their B panel in cache.
-  void emitTiles(Value packedA, Value packedB, Value batch) {
+  void emitTiles(Value batch) {
     Value rowBase = shape.lhsBatched || shape.rhsBatched
                         ? mul(batch, shape.m)
                         : index(0);
@@ -365,7 +519,7 @@ private:
                                            index(fullTiles));
     auto rowsOfPanel = [&](int64_t width) {
       forLoop(firstTile, endTile, 1, [&](Value tile) {
-        emitTile(packedA, packedB, tile, mr, panel, width, rowBase);
+        emitTile(tile, mr, panel, width, batch, rowBase);
       });
       if (shape.m % mr == 0)
         return;
@@ -375,8 +529,7 @@ private:
       auto tail = scf::IfOp::create(b, loc, lastBlock, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(tail.thenBlock()->getTerminator());
-      emitTile(packedA, packedB, index(fullTiles), shape.m % mr, panel, width,
-               rowBase);
+      emitTile(index(fullTiles), shape.m % mr, panel, width, batch, rowBase);
     };
     if (shape.n % nr == 0) {
       rowsOfPanel(nr);
@@ -393,8 +546,8 @@ private:
 
   /// C[rows of tile][cols of panel] += Ap[tile] * Bp[panel], the tile held
   /// in rows x ceil(width / lanes) vector registers over the k loop.
-  void emitTile(Value packedA, Value packedB, Value tile, int64_t rows,
-                Value panel, int64_t width, Value rowBase) {
+  void emitTile(Value tile, int64_t rows, Value panel, int64_t width,
+                Value batch, Value rowBase) {
     int64_t vectors = llvm::divideCeil(width, lanes);
     int64_t lastLanes = width - (vectors - 1) * lanes;
     Value row0 = add(rowBase, mul(tile, mr));
@@ -416,7 +569,7 @@ private:
           init.push_back(zero);
           continue;
         }
-        ValueRange at{add(row0, r), column(j)};
+        SmallVector<Value, 2> at{add(row0, r), column(j)};
         init.push_back(partial(j) ? vector::MaskedLoadOp::create(
                                         b, loc, vectorType, out, at, mask, zero)
                                         .getResult()
@@ -432,13 +585,26 @@ private:
       b.setInsertionPointToStart(loop.getBody());
       Value k = loop.getInductionVar();
       SmallVector<Value> bVectors;
-      for (int64_t j = 0; j < vectors; ++j)
-        bVectors.push_back(vector::LoadOp::create(
-            b, loc, vectorType, packedB, ValueRange{panel, k, index(j * lanes)}));
+      Value bRow = add(shape.rhsBatched ? mul(batch, shape.k) : index(0), k);
+      for (int64_t j = 0; j < vectors; ++j) {
+        if (packedB)
+          bVectors.push_back(vector::LoadOp::create(
+              b, loc, vectorType, packedB, ValueRange{panel, k, index(j * lanes)}));
+        else if (partial(j))
+          bVectors.push_back(vector::MaskedLoadOp::create(
+              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}, mask, zero));
+        else
+          bVectors.push_back(vector::LoadOp::create(
+              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}));
+      }
+      Value aRow0 = add(shape.lhsBatched ? mul(batch, shape.m) : index(0),
+                        mul(tile, mr));
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
-        Value a = memref::LoadOp::create(b, loc, packedA,
-                                         ValueRange{tile, k, index(r)});
+        Value a = packedA ? memref::LoadOp::create(b, loc, packedA,
+                                                   ValueRange{tile, k, index(r)})
+                          : memref::LoadOp::create(b, loc, lhs,
+                                                   ValueRange{add(aRow0, r), k});
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
           Value acc = loop.getRegionIterArgs()[r * vectors + j];
@@ -454,15 +620,79 @@ private:
       }
       scf::YieldOp::create(b, loc, next);
     }
+    Value target = epilogue ? stored : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         Value acc = loop.getResult(r * vectors + j);
-        ValueRange at{add(row0, r), column(j)};
-        if (partial(j))
-          vector::MaskedStoreOp::create(b, loc, out, at, mask, acc);
+        SmallVector<Value, 2> at{add(row0, r), column(j)};
+        Value mask_ = partial(j) ? mask : Value();
+        if (epilogue)
+          acc = applyEpilogue(acc, add(row0, r), column(j), mask_, zero);
+        if (mask_)
+          vector::MaskedStoreOp::create(b, loc, target, at, mask_, acc);
         else
-          vector::StoreOp::create(b, loc, acc, out, at);
+          vector::StoreOp::create(b, loc, acc, target, at);
       }
+  }
+
+  /// The epilogue's body on one vector of the tile: its other inputs are
+  /// loaded at the same (row, columns), the body's ops cloned on vectors.
+  Value applyEpilogue(Value acc, Value row, Value col, Value mask,
+                      Value zero) {
+    Block &body = epilogue->op.getRegion().front();
+    IRMapping mapping;
+    for (auto [i, access] : llvm::enumerate(epilogue->access)) {
+      Value input = epilogueInputs[i];
+      Type type = input ? VectorType::get({lanes}, getElementTypeOrSelf(input))
+                        : acc.getType();
+      Value value;
+      switch (access) {
+      case Epilogue::Access::Result:
+        value = acc;
+        break;
+      case Epilogue::Access::Row:
+      case Epilogue::Access::Column: {
+        SmallVector<Value> at = {col};
+        if (access == Epilogue::Access::Row)
+          at.insert(at.begin(), row);
+        value = mask ? vector::MaskedLoadOp::create(b, loc, type, input, at,
+                                                    mask, zero)
+                           .getResult()
+                     : vector::LoadOp::create(b, loc, type, input, at)
+                           .getResult();
+        break;
+      }
+      case Epilogue::Access::Scalar:
+        value = vector::BroadcastOp::create(
+            b, loc, type,
+            memref::LoadOp::create(b, loc, input, ValueRange{}).getResult());
+        break;
+      }
+      mapping.map(body.getArgument(i), value);
+    }
+    auto vectorOf = [&](Type scalar) {
+      return VectorType::get({lanes}, scalar);
+    };
+    for (Operation &bodyOp : body.without_terminator()) {
+      // Values from outside the body (constants) become splats.
+      for (Value operand : bodyOp.getOperands())
+        if (!mapping.contains(operand))
+          mapping.map(operand, vector::BroadcastOp::create(
+                                   b, loc, vectorOf(operand.getType()),
+                                   operand));
+      if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
+        auto value = cast<TypedAttr>(constant.getValue());
+        mapping.map(constant.getResult(),
+                    arith::ConstantOp::create(
+                        b, loc, DenseElementsAttr::get(
+                                    vectorOf(value.getType()), value)));
+        continue;
+      }
+      Operation *vectorized = b.clone(bodyOp, mapping);
+      vectorized->getResult(0).setType(
+          vectorOf(bodyOp.getResult(0).getType()));
+    }
+    return mapping.lookup(body.getTerminator()->getOperand(0));
   }
 
   linalg::GenericOp op;
@@ -476,6 +706,12 @@ private:
   VectorType vectorType;
   bool zeroInit = false;
   Value lhs, rhs, out;
+  /// The packed copies, or null where the tiles read the operand in place.
+  Value packedA, packedB;
+  /// The epilogue applied on the tiles, its inputs and its output as views.
+  std::optional<Epilogue> epilogue;
+  SmallVector<Value> epilogueInputs;
+  Value stored;
 };
 
 struct LowerMatmulPass

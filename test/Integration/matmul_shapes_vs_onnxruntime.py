@@ -65,6 +65,10 @@ CASES = [
     ("attention", [2, 3, 9, 17], [2, 3, 17, 33], False, False),
     ("shared_a", [9, 17], [4, 17, 20], False, False),
     ("epilogue", [16, 128], [128, 31], True, True),
+    # Row pitches of 2 KiB: A (K = 512) and a run-time B (N = 512) are packed
+    # per call; the other cases read them in place.
+    ("packed_a", [20, 512], [512, 40], True, False),
+    ("packed_runtime_b", [2, 12, 64], [2, 64, 520], False, False),
     # Enough work for the tile loop to be split across the thread pool.
     ("threaded", [100, 256], [256, 200], True, False),
     ("threaded_runtime_b", [2, 40, 256], [2, 256, 72], False, False),

@@ -6,15 +6,16 @@
 #out = affine_map<(m, n, k) -> (m, n)>
 
 // Constant weights are packed at compile time into 32-wide panels (the 40
-// columns pad to 2 panels); A is packed per call; the zero fill becomes
+// columns pad to 2 panels); A, 512 floats (2 KiB) per row, is packed per
+// call; the zero fill becomes
 // zero accumulators; 10 rows = one full 8-row tile + a 2-row tail; the
 // 8-column panel tail is one masked vector. Packing writes the zero padding
 // itself; nothing else is filled.
-// CHECK-LABEL: memref.global "private" constant @__constant_w_packed : memref<2x4x32xf32> = dense_resource<__constant_w_packed> {alignment = 64 : i64}
+// CHECK-LABEL: memref.global "private" constant @__constant_w_packed : memref<2x512x32xf32> = dense_resource<__constant_w_packed> {alignment = 64 : i64}
 // CHECK-LABEL: func.func @weights
 // CHECK-NOT: linalg.fill
-// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x8xf32>
-// CHECK: %[[BP:.*]] = memref.get_global @__constant_w_packed : memref<2x4x32xf32>
+// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x512x8xf32>
+// CHECK: %[[BP:.*]] = memref.get_global @__constant_w_packed : memref<2x512x32xf32>
 // CHECK: scf.for
 // CHECK: vector.load %[[BP]]
 // CHECK: vector.broadcast
@@ -23,16 +24,16 @@
 // CHECK: vector.maskedstore
 // CHECK-NOT: linalg.generic
 // AVX2-LABEL: func.func @weights
-// AVX2: memref.alloc() {alignment = 64 : i64} : memref<2x4x6xf32>
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<2x512x6xf32>
 // AVX2: vector.fma {{.*}} : vector<8xf32>
-memref.global "private" constant @__constant_w : memref<4x40xf32> = dense<1.0>
-func.func @weights(%a: memref<10x4xf32>, %c: memref<10x40xf32>) {
+memref.global "private" constant @__constant_w : memref<512x40xf32> = dense<1.0>
+func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
   %zero = arith.constant 0.0 : f32
-  %w = memref.get_global @__constant_w : memref<4x40xf32>
+  %w = memref.get_global @__constant_w : memref<512x40xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<10x40xf32>)
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %w : memref<10x4xf32>, memref<4x40xf32>) outs(%c : memref<10x40xf32>) {
+      ins(%a, %w : memref<10x512xf32>, memref<512x40xf32>) outs(%c : memref<10x40xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
@@ -47,14 +48,17 @@ func.func @weights(%a: memref<10x4xf32>, %c: memref<10x40xf32>) {
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// Both operands batched (attention): a loop over the batch packs A and B on
-// every step; without a zero fill, the accumulators start from C.
+// Both operands batched (attention), with short rows: a loop over the batch,
+// the tiles reading A and B in place (no copies); without a zero fill, the
+// accumulators start from C.
 // CHECK-LABEL: func.func @batched
-// CHECK: memref.collapse_shape
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x8xf32>
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x16x32xf32>
+// CHECK: %[[A:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<24x16xf32>
+// CHECK: %[[B:.*]] = memref.collapse_shape %arg1 {{.*}} into memref<48x32xf32>
+// CHECK-NOT: memref.alloc
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}}
 // CHECK: vector.load %{{.*}} : memref<24x32xf32>, vector<16xf32>
+// CHECK: vector.load %[[B]]
+// CHECK: memref.load %[[A]]
 // CHECK: vector.fma
 // CHECK: vector.store
 func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memref<3x8x32xf32>) {

@@ -95,8 +95,10 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
     convert-kiln-to-linalg writes it: batch dims, m, n, k, on dense buffers)
     becomes loops around a register tile of `rows` x (`vectors` x `lanes`)
     accumulators: B packed into panels [N/NR][K][NR] (at compile time into a
-    new read-only global when B is a constant, else per call), A packed into
-    [M/MR][K][MR] per call, the k loop issuing vector.fma on broadcasts of A.
+    new read-only global when B is a constant), a run-time B and A packed
+    ([M/MR][K][MR]) per call only when their row pitch is a multiple of
+    2 KiB (L1 set conflicts), read in place otherwise; the k loop issues
+    vector.fma on broadcasts of A.
     A zero linalg.fill of the output right before the matmul is folded into
     the accumulators. Other matmuls (integers, broadcast batch dims) are
     left to the generic loop lowering.
