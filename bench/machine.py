@@ -1,6 +1,7 @@
 """The machine the benchmark runs on: the probe's peak FLOP/s and bandwidth
 (bench/probe/probe.cpp, built on first use into build/bench/), the roofline
-derived from them, and the versions that go into the report."""
+derived from them, and the versions that go into the report. Also builds
+the other standalone C++ programs of bench/ the same way."""
 
 import datetime
 import hashlib
@@ -11,6 +12,8 @@ import resource
 import subprocess
 import time
 
+from engines import first_error_lines
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROBE_SOURCE = os.path.join(REPO_ROOT, "bench", "probe", "probe.cpp")
 CXX = os.environ.get("KILN_BENCH_CXX", "clang++-22")
@@ -19,20 +22,34 @@ CXX = os.environ.get("KILN_BENCH_CXX", "clang++-22")
 CXX_FLAGS = ["-O3", "-march=native", "-std=c++17", "-pthread"]
 
 
-def build_probe(cache_dir: str) -> str:
-    """Compiles the probe unless a binary from the same source and flags is
-    cached. Returns its path."""
-    with open(PROBE_SOURCE, "rb") as source:
+class BuildError(Exception):
+    """A standalone C++ program of bench/ did not compile; the message holds
+    the compiler's error lines."""
+
+
+def build_native(source_path: str, cache_dir: str) -> str:
+    """Compiles a standalone C++ program of bench/ (the probe, the
+    hand-written loops) unless a binary from the same source and flags is
+    cached. Returns its path; raises BuildError."""
+    with open(source_path, "rb") as source:
         digest = hashlib.sha256(source.read() + " ".join([CXX, *CXX_FLAGS]).encode())
-    binary = os.path.join(cache_dir, f"probe-{digest.hexdigest()[:12]}")
+    stem = os.path.splitext(os.path.basename(source_path))[0]
+    binary = os.path.join(cache_dir, f"{stem}-{digest.hexdigest()[:12]}")
     if not os.path.exists(binary):
         os.makedirs(cache_dir, exist_ok=True)
-        subprocess.run([CXX, *CXX_FLAGS, PROBE_SOURCE, "-o", binary], check=True)
+        try:
+            proc = subprocess.run([CXX, *CXX_FLAGS, source_path, "-o", binary],
+                                  capture_output=True, text=True)
+        except OSError as error:  # no compiler
+            raise BuildError(f"{CXX}: {error}") from error
+        if proc.returncode != 0:
+            raise BuildError(f"{CXX} {os.path.relpath(source_path, REPO_ROOT)} failed:\n"
+                             + first_error_lines(proc.stdout + proc.stderr))
     return binary
 
 
 def run_probe(cache_dir: str, threads: int, quick: bool) -> dict:
-    binary = build_probe(cache_dir)
+    binary = build_native(PROBE_SOURCE, cache_dir)
     command = [binary, "--threads", str(threads)] + (["--quick"] if quick else [])
     result = json.loads(subprocess.run(command, check=True, capture_output=True,
                                        text=True).stdout)

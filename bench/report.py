@@ -23,6 +23,13 @@ def speedup(result):
     return ort / kiln if kiln and ort else None
 
 
+def kiln_over_handwritten(result):
+    """kiln's time over the hand-written loop's (the fusion limit): 1 is as
+    fast as hand-written code, above 1 slower."""
+    ms, limit = median_ms(result, "kiln"), result.fusion_limit.get("ms_median")
+    return ms / limit if ms and limit else None
+
+
 def achieved_gflops(result, engine: str = "kiln"):
     ms = median_ms(result, engine)
     return result.flops / ms / 1e6 if ms else None
@@ -173,6 +180,64 @@ def markdown_table(headers, rows) -> str:
     return "\n".join(lines)
 
 
+# --------------------------------------------------------------------------
+# Fusion limit: kiln against the hand-written loop (bench/handwritten.py)
+# --------------------------------------------------------------------------
+
+def fmt_handwritten(limit: dict, spread: bool) -> str:
+    if "ms_median" not in limit:
+        return "-"
+    text = fmt_ms(limit["ms_median"])
+    if spread:
+        text += f" ({fmt_ms(limit['ms_min'])}-{fmt_ms(limit['ms_max'])})"
+    return text
+
+
+def fusion_limit_cells(result, markdown: bool) -> list:
+    limit = result.fusion_limit
+    status = limit["status"]
+    return [
+        result.key,
+        fmt_threads(result),
+        status if status == "ok" or not markdown else f"**{status}**",
+        fmt_timing(result, "kiln", spread=markdown),
+        fmt_handwritten(limit, spread=markdown),
+        _maybe(kiln_over_handwritten(result), "{:.3g}"),
+        fmt_timing(result, "ort", spread=markdown),
+        limit.get("isa", "-"),
+        _maybe(limit.get("max_abs_error_vs_reference"), "{:.2g}"),
+    ]
+
+
+FUSION_LIMIT_HEADERS = ["model", "threads", "hand-written status", "kiln ms",
+                        "hand-written ms", "kiln / hand-written", "ORT ms", "hand-written ISA",
+                        "hand-written max abs error"]
+FUSION_LIMIT_WIDTHS = [24, 12, 12, 10, 10, 10, 9, 7, 8]
+FUSION_LIMIT_TERMINAL_HEADERS = ["model", "threads", "status", "kiln ms", "hand ms",
+                                 "kiln/hand", "ORT ms", "ISA", "error"]
+
+
+def terminal_fusion_limit_table(results) -> str:
+    rows = [FUSION_LIMIT_TERMINAL_HEADERS] + [fusion_limit_cells(r, markdown=False)
+                                              for r in results if r.fusion_limit]
+    return "\n".join(" ".join(f"{cell:<{width}}" for cell, width in
+                              zip(cells, FUSION_LIMIT_WIDTHS)) for cells in rows)
+
+
+def terminal_fusion_limit_note(result) -> str:
+    """A line under a row that has a hand-written loop: its time, or why
+    there is none."""
+    limit = result.fusion_limit
+    if not limit:
+        return ""
+    if limit["status"] != "ok" and "ms_median" not in limit:
+        return f"\n  hand-written loop: {limit['status']}: {limit['message']}"
+    ratio = kiln_over_handwritten(result)
+    return (f"\n  hand-written loop ({limit['isa']}): {fmt_ms(limit['ms_median'])} ms"
+            + (f"; kiln / hand-written {ratio:.3g}" if ratio else "")
+            + ("" if limit["status"] == "ok" else f"; {limit['status']}: {limit['message']}"))
+
+
 def probe_summary(probe: dict) -> str:
     peaks = ", ".join(f"{isa} {' / '.join(f'{v:.0f}' for v in by_threads.values())}"
                       for isa, by_threads in probe["peak_gflops"].items())
@@ -317,16 +382,47 @@ def _peers_section(results, run_info) -> str:
         "first run." if "torch.compile" in run_info["peers"] else "")
 
 
+def _failure_item(result, status: str, message: str) -> str:
+    """A list item for a failed row, with the error text in a code block."""
+    item = f"- `{result.key}`, {result.threads} thread(s): **{status}**"
+    if message:
+        item += "\n\n  ```\n  " + message.replace("\n", "\n  ") + "\n  ```"
+    return item
+
+
 def _failures_section(results) -> str:
-    lines, seen = [], set()
+    items, seen = [], set()
     for r in results:
         if r.status == "ok" or (r.key, r.status, r.message) in seen:
             continue
         seen.add((r.key, r.status, r.message))
-        lines.append(f"- `{r.key}`, {r.threads} thread(s): **{r.status}**")
-        if r.message:
-            lines.append("\n  ```\n  " + r.message.replace("\n", "\n  ") + "\n  ```")
-    return "\n".join(lines) if lines else "None: every model compiled, ran and matched."
+        items.append(_failure_item(r, r.status, r.message))
+    return "\n".join(items) if items else "None: every model compiled, ran and matched."
+
+
+def _fusion_limit_section(results, run_info) -> str:
+    rows = [r for r in results if r.fusion_limit]
+    sources = sorted({r.fusion_limit.get("source", "") for r in rows})
+    failures = "".join("\n\n" + _failure_item(r, r.fusion_limit["status"],
+                                               r.fusion_limit["message"])
+                       for r in rows if r.fusion_limit["status"] != "ok")
+    repeats = run_info["settings"].get("fusion_limit_repeats", "its")
+    return f"""## Fusion limit
+
+What fusion can at best achieve: a hand-written C++ loop per model
+({", ".join(f"`{source}`" for source in sources)}) that computes the model in one pass over
+memory (reads the input once, writes the output once), with AVX-512 intrinsics (AVX2 where
+the CPU has no AVX-512), fast polynomial approximations in place of libm's transcendentals
+(for GELU, a power of two instead of tanh), and the rows split across threads started once.
+It runs right after kiln and ONNX Runtime at each thread count, on its own random inputs of
+the same distribution, and times itself: the median of {repeats} back-to-back passes after a
+warm-up, lowest-highest pass in parentheses. kiln's and ONNX Runtime's times are those of
+the table above (they include a Python call, a few microseconds). `kiln / hand-written` is
+kiln's time over the loop's: 1 is as fast as the hand-written code; the target for the fused
+elementwise chain is at most 1.15. The loop's max abs error is against a scalar
+double-precision loop over the same inputs.
+
+{markdown_table(FUSION_LIMIT_HEADERS, [fusion_limit_cells(r, markdown=True) for r in rows])}{failures}"""
 
 
 def _summary(results) -> str:
@@ -380,6 +476,8 @@ def write_markdown(path: str, results, probe, roofline, env, run_info) -> list:
                            [row_cells(r, roofline, markdown=True) for r in results])
     chart_lines = "\n\n".join(f"![{title}]({os.path.basename(file)})"
                               for title, file in charts) or chart_note
+    fusion_limit = (_fusion_limit_section(results, run_info) + "\n\n"
+                    if any(r.fusion_limit for r in results) else "")
     text = f"""# Benchmarks: kiln against ONNX Runtime
 
 Generated by `bench/run.sh` ({'smoke run' if run_info['smoke'] else 'full run'}); do not edit
@@ -397,7 +495,7 @@ inference, median of the rounds (lowest-highest round median in parentheses).
 
 {chart_lines}
 
-## Failures
+{fusion_limit}## Failures
 
 {_failures_section(results)}
 

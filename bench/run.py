@@ -13,9 +13,10 @@ Steps: build and run the machine probe (bench/probe/probe.cpp); generate the
 models (bench/models.py, cached in build/bench/models); for each model,
 compile it with kiln-compile (and the peers' compilers), then for each thread
 count start a worker (bench/measure.py) that runs every engine in one
-process, interleaved, under a timeout. A model that fails to compile, fails
-to run, mismatches or times out is reported in the table's status column and
-the run goes on.
+process, interleaved, under a timeout, and then, for the models that have
+one, the hand-written fusion-limit loop (bench/handwritten.py). A model that
+fails to compile, fails to run, mismatches or times out is reported in the
+table's status column and the run goes on.
 """
 
 import argparse
@@ -28,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 import engines as engine_registry
+import handwritten
 import machine
 import models
 import report
@@ -46,11 +48,12 @@ class Settings:
     timeout_s: float = 120.0        # per model and thread count (one worker)
     compile_timeout_s: float = 600.0
     quick_probe: bool = False
+    fusion_limit_repeats: int = 200  # timed passes of a hand-written loop
 
 
 FULL = Settings()
 SMOKE = Settings(budget_s=0.5, rounds=2, timeout_s=120.0, compile_timeout_s=300.0,
-                 quick_probe=True)
+                 quick_probe=True, fusion_limit_repeats=5)
 
 
 @dataclass
@@ -68,6 +71,9 @@ class Result:
     other_load: Optional[float] = None                # cores used by other processes
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
+    # The hand-written loop's fields (handwritten.FusionLimit.measure), for
+    # the models that have one.
+    fusion_limit: dict = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -168,6 +174,7 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
         compiles[engine.name] = engine.compile(meta, compiled_dir, settings.compile_timeout_s)
     artifacts = {REFERENCE: meta["onnx"]}
     artifacts.update({name: c.artifact for name, c in compiles.items() if c.status == "ok"})
+    fusion_limit = handwritten.for_model(spec.name, work_dir)
 
     results = []
     kiln_skipped = ""  # why kiln is no longer run at higher thread counts
@@ -179,6 +186,10 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
         with machine.OtherCpuLoad() as other_load:
             result.engines, timed_out = measure_engines(meta_path, threads, artifacts,
                                                         settings, kiln, log)
+            if fusion_limit:
+                log(f"  running the hand-written loop on {threads} thread(s) ...")
+                result.fusion_limit = fusion_limit.measure(
+                    threads, settings.fusion_limit_repeats, settings.timeout_s)
         result.other_load = other_load.cores
         if kiln_skipped:
             result.status, result.message = "timeout", kiln_skipped
@@ -317,11 +328,15 @@ def main() -> int:
     for spec in specs:
         results.extend(benchmark_model(
             spec, thread_counts, settings, peers, kiln, args.work_dir, log,
-            on_result=lambda result: log(report.terminal_row(result, roofline))))
+            on_result=lambda result: log(report.terminal_row(result, roofline)
+                                         + report.terminal_fusion_limit_note(result))))
     elapsed = time.time() - started
 
     log("")
     log(report.terminal_table(results, roofline))
+    if any(r.fusion_limit for r in results):
+        log("\nFusion limit (hand-written single-pass loop):")
+        log(report.terminal_fusion_limit_table(results))
     run_info = {"settings": asdict(settings), "smoke": args.smoke, "elapsed_s": elapsed,
                 "threads": thread_counts, "peers": [p.name for p in peers],
                 "peer_notes": peer_notes, "filter": args.filter, "notes": args.note}
@@ -336,8 +351,15 @@ def main() -> int:
     failures = [r for r in results if r.status != "ok"]
     for result in failures:
         log(f"FAILED {result.key} threads {result.threads}: {result.status}: {result.message}")
-    log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s")
-    return 1 if args.smoke and failures else 0
+    limit_failures = [r for r in results
+                      if r.fusion_limit and r.fusion_limit["status"] != "ok"]
+    for result in limit_failures:
+        log(f"FAILED hand-written loop for {result.key} threads {result.threads}: "
+            f"{result.fusion_limit['status']}: {result.fusion_limit['message']}")
+    log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s"
+        + (f"; {len(limit_failures)} hand-written loop run(s) failed" if limit_failures
+           else ""))
+    return 1 if args.smoke and (failures or limit_failures) else 0
 
 
 if __name__ == "__main__":
