@@ -1,7 +1,8 @@
 //===- OutlineParallelLoops.cpp - kiln-outline-parallel-loops -------------===//
 //
 // The runtime's thread pool runs parallel loops as tasks: a function called
-// with a range [begin, end) of the loop's first dimension. Every outermost
+// with a range [begin, end) of one dimension of the loop (the first with more
+// than one iteration). Every outermost
 // scf.parallel with enough work becomes such a task, `kiln_task_N(begin,
 // end, captures...)`, and a call `kiln_parallel_N(rt, count, captures...)`
 // that the backend defines to pack the captures and hand the task to
@@ -102,14 +103,25 @@ public:
   }
 
 private:
+  /// The dimension to split across threads: the first with at least 2
+  /// iterations (a batch of 1 leads many loop nests).
+  static std::optional<unsigned> splitDimension(scf::ParallelOp loop) {
+    for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+      std::optional<int64_t> count = tripCount(
+          loop.getLowerBound()[d], loop.getUpperBound()[d], loop.getStep()[d]);
+      if (!count)
+        return std::nullopt;
+      if (*count >= 2)
+        return d;
+    }
+    return std::nullopt;
+  }
+
   bool worthParallelizing(scf::ParallelOp loop) {
-    std::optional<int64_t> count =
-        tripCount(loop.getLowerBound()[0], loop.getUpperBound()[0],
-                  loop.getStep()[0]);
     // A loop whose inner bounds are dynamic states its work (kiln.work).
     auto work = loop->getAttrOfType<IntegerAttr>("kiln.work");
     int64_t iterations = work ? work.getInt() : estimatedIterations(loop);
-    return count && *count >= 2 && iterations >= minIterations;
+    return splitDimension(loop) && iterations >= minIterations;
   }
 
   /// The values a task needs from outside, in order: those it recomputes
@@ -183,9 +195,10 @@ private:
     for (Operation *def : defs)
       b.clone(*def, mapping);
     auto clone = cast<scf::ParallelOp>(b.clone(*loop, mapping));
-    // Dimension 0 runs iterations [begin, end) of the original.
-    Value step = clone.getStep()[0];
-    Value lb = clone.getLowerBound()[0];
+    // The split dimension runs iterations [begin, end) of the original.
+    unsigned dim = *splitDimension(loop);
+    Value step = clone.getStep()[dim];
+    Value lb = clone.getLowerBound()[dim];
     auto bound = [&](Value iteration) {
       Value offset = arith::MulIOp::create(b, loc, iteration, step);
       return arith::AddIOp::create(b, loc, lb, offset).getResult();
@@ -193,8 +206,8 @@ private:
     b.setInsertionPoint(clone);
     Value newLb = bound(body->getArgument(0));
     Value newUb = bound(body->getArgument(1));
-    clone.getLowerBoundMutable().slice(0, 1).assign(newLb);
-    clone.getUpperBoundMutable().slice(0, 1).assign(newUb);
+    clone.getLowerBoundMutable().slice(dim, 1).assign(newLb);
+    clone.getUpperBoundMutable().slice(dim, 1).assign(newUb);
     b.setInsertionPointToEnd(body);
     func::ReturnOp::create(b, loc);
 
@@ -207,8 +220,8 @@ private:
         FunctionType::get(ctx, callInputs, {}));
     launcher.setPrivate();
     OpBuilder callBuilder(loop);
-    int64_t count = *tripCount(loop.getLowerBound()[0],
-                               loop.getUpperBound()[0], loop.getStep()[0]);
+    int64_t count = *tripCount(loop.getLowerBound()[dim],
+                               loop.getUpperBound()[dim], loop.getStep()[dim]);
     SmallVector<Value> operands = {
         runtime, arith::ConstantIndexOp::create(callBuilder, loc, count)};
     llvm::append_range(operands, passed);

@@ -32,13 +32,15 @@ func.func @rows(%in: memref<64x32xf32>, %arena: memref<8192xi8>) {
 
 // -----
 
-// Too little work, or a single iteration in the first dimension: the loop
-// stays where it is (the runtime argument is still added).
+// Too little work: the loop stays where it is (the runtime argument is still
+// added). A first dimension of one iteration (a batch of 1) is not split: the
+// next one is.
 // CHECK-LABEL: func.func @small
 // CHECK-SAME: %{{.*}}: memref<1xi8>
-// CHECK: scf.parallel
-// CHECK: scf.parallel
-// CHECK-NOT: call
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c4)
+// CHECK: call @kiln_parallel_0
+// CHECK: func.func private @kiln_task_0
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0{{.*}}, %{{.*}}) to (%c1{{.*}}, %{{.*}})
 func.func @small(%in: memref<4x4xf32>, %big: memref<1x4096xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -323,29 +323,33 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
     Value input = padSpatial(rewriter, loc, adaptor.getInput(), kernel,
                              op.getStrides(), op.getDilations(), op.getPads(),
                              type.getShape().drop_front(2), padValue);
-    // Loops: n, c, out..., k...; the kernel dims are reductions.
+    // Loops: n, c, k..., out...: the kernel dims are reductions, and the
+    // output's spatial dims are innermost so each window offset is one
+    // vectorizable sweep along output rows.
     unsigned rank = 2 + 2 * n;
+    unsigned firstKernel = 2, firstOut = 2 + n;
     SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
                                           getAffineDimExpr(1, context)};
-    llvm::append_range(
-        inputExprs,
-        windowExprs(context, 2, 2 + n, op.getStrides(), op.getDilations()));
-    SmallVector<AffineExpr> outExprs;
-    for (unsigned d = 0; d < 2 + n; ++d)
-      outExprs.push_back(getAffineDimExpr(d, context));
+    llvm::append_range(inputExprs,
+                       windowExprs(context, firstOut, firstKernel,
+                                   op.getStrides(), op.getDilations()));
+    SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context),
+                                        getAffineDimExpr(1, context)};
+    for (size_t i = 0; i < n; ++i)
+      outExprs.push_back(getAffineDimExpr(firstOut + i, context));
     // The kernel itself is only a shape: iterate it through a dummy input.
     auto kernelType = RankedTensorType::get(kernel, elementType);
     Value window = detail::emptyTensor(rewriter, loc, kernelType);
     SmallVector<AffineExpr> kernelExprs;
     for (size_t i = 0; i < n; ++i)
-      kernelExprs.push_back(getAffineDimExpr(2 + n + i, context));
+      kernelExprs.push_back(getAffineDimExpr(firstKernel + i, context));
     SmallVector<AffineMap> maps = {
         AffineMap::get(rank, 0, inputExprs, context),
         AffineMap::get(rank, 0, kernelExprs, context),
         AffineMap::get(rank, 0, outExprs, context)};
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
-    for (unsigned d = 2 + n; d < rank; ++d)
+    for (unsigned d = firstKernel; d < firstOut; ++d)
       iterators[d] = utils::IteratorType::reduction;
     Value init = detail::filledTensor(
         rewriter, loc, type,
