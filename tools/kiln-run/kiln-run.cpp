@@ -21,6 +21,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <sys/stat.h>
@@ -36,7 +37,8 @@ struct Options {
   std::string inputsDir, outputDir;
   std::vector<std::string> compare;
   bool random = false;
-  double rtol = 1e-4, atol = 1e-5;
+  /// Unset: the defaults of each output's dtype (compareTolerance).
+  std::optional<double> rtol, atol;
   int bench = 0, threads = 1;
   bool profile = false;
 };
@@ -239,6 +241,31 @@ bool loadInputs(const Options &options, const kiln_model *model,
 }
 
 /// Compares outputs with expected files; prints the worst element.
+/// --rtol/--atol, or defaults from the dtype's precision: f32 and f64 1e-4
+/// relative and 1e-5 absolute; f16 about 2 ulps (2e-3, 1e-3) and bf16 about
+/// 2 ulps (1.6e-2, 1e-2), since a reference computed at higher precision and
+/// kiln's result may round each intermediate differently; integers and bool
+/// exactly.
+std::pair<double, double> compareTolerance(const Options &options,
+                                           int32_t dtype) {
+  double rtol = 1e-4, atol = 1e-5;
+  switch (dtype) {
+  case KILN_DTYPE_F32:
+  case KILN_DTYPE_F64:
+    break;
+  case KILN_DTYPE_F16:
+    rtol = 2e-3, atol = 1e-3;
+    break;
+  case KILN_DTYPE_BF16:
+    rtol = 1.6e-2, atol = 1e-2;
+    break;
+  default:
+    rtol = 0, atol = 0;
+    break;
+  }
+  return {options.rtol.value_or(rtol), options.atol.value_or(atol)};
+}
+
 bool compareOutputs(const Options &options, const kiln_model *model,
                     const std::vector<HostTensor> &outputs) {
   bool ok = true;
@@ -276,6 +303,7 @@ bool compareOutputs(const Options &options, const kiln_model *model,
       ok = false;
       continue;
     }
+    auto [rtol, atol] = compareTolerance(options, actual.dtype);
     int64_t worst = -1;
     double worstExcess = 0;
     for (int64_t k = 0; k < actual.numElements(); ++k) {
@@ -283,7 +311,7 @@ bool compareOutputs(const Options &options, const kiln_model *model,
       if (a == e || (std::isnan(a) && std::isnan(e))) // also equal infinities
         continue;
       double excess =
-          std::fabs(a - e) - (options.atol + options.rtol * std::fabs(e));
+          std::fabs(a - e) - (atol + rtol * std::fabs(e));
       if (std::isnan(excess) || excess > worstExcess) {
         worstExcess = std::isnan(excess) ? INFINITY : excess;
         worst = k;
@@ -295,7 +323,7 @@ bool compareOutputs(const Options &options, const kiln_model *model,
           "MISMATCH output '%s' at flat index %lld: got %.9g, expected "
           "%.9g (rtol %g, atol %g)\n",
           info.name, static_cast<long long>(worst), element(actual, worst),
-          element(expected, worst), options.rtol, options.atol);
+          element(expected, worst), rtol, atol);
       ok = false;
     } else {
       std::printf("output '%s' matches (%lld elements)\n", info.name,

@@ -122,6 +122,9 @@ struct ConcatToInsertSlices : public OpConversionPattern<ConcatOp> {
     int64_t offset = 0;
     for (Value input : adaptor.getInputs()) {
       auto pieceType = cast<RankedTensorType>(input.getType());
+      // An empty piece adds nothing (and its offset may be the end).
+      if (pieceType.getDimSize(axis) == 0)
+        continue;
       SliceAlongAxis slice(rewriter, pieceType, axis, offset);
       result = tensor::InsertSliceOp::create(rewriter, op.getLoc(), input,
                                              result, slice.offsets, slice.sizes,
@@ -147,6 +150,11 @@ struct SplitToExtractSlices : public OpConversionPattern<SplitOp> {
     for (Value output : op.getOutputs()) {
       auto pieceType = cast<RankedTensorType>(
           getTypeConverter()->convertType(output.getType()));
+      if (pieceType.getDimSize(axis) == 0) {
+        // An empty piece reads nothing (and its offset may be the end).
+        pieces.push_back(detail::emptyTensor(rewriter, op.getLoc(), pieceType));
+        continue;
+      }
       SliceAlongAxis slice(rewriter, pieceType, axis, offset);
       pieces.push_back(tensor::ExtractSliceOp::create(
           rewriter, op.getLoc(), pieceType, adaptor.getInput(), slice.offsets,

@@ -2,12 +2,14 @@
 
 #include "kiln/Target/CPU/Backend.h"
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -112,6 +114,55 @@ std::string ModelSignature::toJSON() const {
   return out;
 }
 
+namespace {
+
+bool hasNoElements(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getNumElements() == 0;
+}
+
+/// Removes the inputs and outputs with no elements from the graph function
+/// (an input becomes an empty constant; an output is never written) and
+/// records which ones remain.
+void dropEmptyTensors(func::FuncOp func, ModelSignature &signature) {
+  OpBuilder builder(func.getBody());
+  llvm::BitVector dropInputs(func.getNumArguments());
+  for (BlockArgument arg : func.getArguments()) {
+    if (!hasNoElements(arg.getType())) {
+      signature.graphInputs.push_back(arg.getArgNumber());
+      continue;
+    }
+    auto type = cast<RankedTensorType>(arg.getType());
+    Value empty = kiln::ConstantOp::create(
+        builder, arg.getLoc(), DenseElementsAttr::get(type, ArrayRef<Attribute>{}));
+    arg.replaceAllUsesWith(empty);
+    dropInputs.set(arg.getArgNumber());
+  }
+  (void)func.eraseArguments(dropInputs);
+  auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  llvm::BitVector dropOutputs(func.getNumResults());
+  SmallVector<Value> kept;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (hasNoElements(value.getType())) {
+      dropOutputs.set(i);
+      continue;
+    }
+    signature.graphOutputs.push_back(i);
+    kept.push_back(value);
+  }
+  ret->setOperands(kept);
+  (void)func.eraseResults(dropOutputs);
+  // What computed only the dropped outputs is dead now.
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front().without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) // users before their producers
+    if (isOpTriviallyDead(op))
+      op->erase();
+}
+
+} // namespace
+
 FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
   SmallVector<func::FuncOp> functions;
   for (auto func : module.getOps<func::FuncOp>())
@@ -140,6 +191,7 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
       return failure();
     signature.outputs.push_back(*t);
   }
+  dropEmptyTensors(func, signature);
   // Names live in the signature now; the lowered function needs none.
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     func.removeArgAttr(i, "kiln.name");
@@ -362,9 +414,9 @@ private:
       llvm::Value *slot = b.CreateConstGEP1_64(ptr, array, index);
       args.push_back(b.CreateLoad(ptr, slot));
     };
-    for (size_t i = 0; i < signature.inputs.size(); ++i)
+    for (unsigned i : signature.graphInputs)
       load(run->getArg(0), i);
-    for (size_t i = 0; i < signature.outputs.size(); ++i)
+    for (unsigned i : signature.graphOutputs)
       load(run->getArg(1), i);
     // kiln-plan-memory and kiln-outline-parallel-loops appended the arena and
     // the parallel runtime, in that order.

@@ -38,6 +38,10 @@ struct ProfiledKernel {
 
 struct ModelSignature {
   llvm::SmallVector<TensorSignature> inputs, outputs;
+  /// The inputs and outputs the graph function still takes (by signature
+  /// index): tensors with no elements are dropped, since there is nothing
+  /// to read or write (and LLVM's bare-pointer convention rejects them).
+  llvm::SmallVector<unsigned> graphInputs, graphOutputs;
   /// Scratch memory for intermediates (kiln-plan-memory), and what one
   /// allocation per intermediate would take.
   uint64_t arenaBytes = 0, intermediateBytes = 0;
