@@ -17,10 +17,16 @@ from onnx import numpy_helper
 
 
 def write_tensor(path, array, name):
-    try:
-        tensor = numpy_helper.from_array(array, name)
-    except Exception:  # Sequences, optionals, maps: no TensorProto form.
-        return
+    if isinstance(array, onnx.TensorProto):
+        # Types numpy cannot hold (bfloat16, float8, ...) come as protos.
+        tensor = onnx.TensorProto()
+        tensor.CopyFrom(array)
+        tensor.name = name
+    else:
+        try:
+            tensor = numpy_helper.from_array(array, name)
+        except Exception:  # Sequences, optionals, maps: no TensorProto form.
+            return
     with open(path, "wb") as f:
         f.write(tensor.SerializeToString())
 
