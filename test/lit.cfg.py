@@ -25,7 +25,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["kiln-opt", "kiln-compile", "kiln-run", "runtime-api-test",
-     "kiln-embed-example", "count-allocations"],
+     "kiln-embed-example", "count-allocations", "runtime-cpp-test"],
     [config.kiln_tools_dir, config.llvm_tools_dir])
 # The python3 with the pip wheels (lit itself may run under another one).
 config.substitutions.append(("%kiln_python", config.python_executable))
