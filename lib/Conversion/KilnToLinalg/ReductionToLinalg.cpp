@@ -138,13 +138,23 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
         });
     Value sum = reduce(rewriter, loc, exps, {axis}, true, keptType,
                        Combiner::Sum, false);
-    Value result = detail::elementwiseGeneric(
-        rewriter, loc, ValueRange{isLog ? shifted : exps, sum}, type,
+    // One log, or one reciprocal, per row; then a subtraction or a
+    // multiplication per element (a division per element costs several
+    // times a multiplication).
+    Value perRow = detail::elementwiseGeneric(
+        rewriter, loc, sum, keptType,
         [](OpBuilder &b, Location l, ValueRange a) -> Value {
           if (isLog)
-            return arith::SubFOp::create(b, l, a[0],
-                                         math::LogOp::create(b, l, a[1]));
-          return arith::DivFOp::create(b, l, a[0], a[1]);
+            return math::LogOp::create(b, l, a[0]);
+          Value one = detail::scalarConstant(b, l, a[0].getType(), 1.0);
+          return arith::DivFOp::create(b, l, one, a[0]);
+        });
+    Value result = detail::elementwiseGeneric(
+        rewriter, loc, ValueRange{isLog ? shifted : exps, perRow}, type,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          if (isLog)
+            return arith::SubFOp::create(b, l, a[0], a[1]);
+          return arith::MulFOp::create(b, l, a[0], a[1]);
         });
     rewriter.replaceOp(op, result);
     return success();
