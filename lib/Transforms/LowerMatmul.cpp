@@ -429,7 +429,8 @@ private:
       });
     };
     int64_t fullTiles = shape.m / mr;
-    forLoop(0, fullTiles, 1, [&](Value tile) { copyTile(tile, mr); });
+    parallelLoop(fullTiles, fullTiles * shape.k * mr,
+                 [&](Value tile) { copyTile(tile, mr); });
     if (shape.m % mr)
       copyTile(index(fullTiles), shape.m % mr);
   }
@@ -456,9 +457,24 @@ private:
       });
     };
     int64_t fullPanels = shape.n / nr;
-    forLoop(0, fullPanels, 1, [&](Value panel) { copyPanel(panel, nr); });
+    parallelLoop(fullPanels, fullPanels * shape.k * nr,
+                 [&](Value panel) { copyPanel(panel, nr); });
     if (shape.n % nr)
       copyPanel(index(fullPanels), shape.n % nr);
+  }
+
+  /// An scf.parallel over [0, count) the thread pool may split (packing
+  /// copies are independent per tile or panel); `work` is its innermost
+  /// iterations, for kiln-outline-parallel-loops.
+  void parallelLoop(int64_t count, int64_t work,
+                    function_ref<void(Value)> body) {
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                        ValueRange{index(count)},
+                                        ValueRange{index(1)});
+    loop->setAttr(kWorkAttr, b.getI64IntegerAttr(work));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVars()[0]);
   }
 
   /// A constant, unbatched B packed now into a new read-only global.
