@@ -9,6 +9,7 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -150,10 +151,18 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
     SmallVector<Operation *> deallocs;
     SmallVector<memref::AllocOp> stackBuffers;
     int64_t stackBytes = 0;
-    func.walk([&](memref::AllocOp alloc) {
+    WalkResult result = func.walk([&](memref::AllocOp alloc) {
       std::optional<int64_t> bytes = staticBytes(alloc.getType());
       if (!bytes)
-        return;
+        return WalkResult::advance();
+      // One arena slot per buffer: a buffer allocated in each iteration of
+      // a parallel loop would be shared by the threads running it.
+      if (alloc->getParentOfType<scf::ParallelOp>() ||
+          alloc->getParentOfType<scf::ForallOp>()) {
+        alloc.emitError("kiln-plan-memory: a buffer allocated inside a "
+                        "parallel loop cannot have one arena slot");
+        return WalkResult::interrupt();
+      }
       unsigned first = topLevelIndex(alloc, body, order);
       unsigned last = lastUse(alloc, body, order, deallocs);
       // Small buffers allocated at the top level go on the stack: a stack
@@ -164,10 +173,13 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
           stackBytes + *bytes <= maxStackBytes) {
         stackBuffers.push_back(alloc);
         stackBytes += llvm::alignTo(*bytes, alignment);
-        return;
+        return WalkResult::advance();
       }
       intervals.push_back({alloc, *bytes, first, last});
+      return WalkResult::advance();
     });
+    if (result.wasInterrupted())
+      return failure();
     moveToStack(body, stackBuffers);
     int64_t arenaBytes = packIntervals(intervals, alignment);
     int64_t intermediateBytes = 0;

@@ -87,3 +87,4 @@ func.func @dynamic(%n: index) {
   %a = memref.alloc(%n) : memref<?xf32>
   return
 }
+
