@@ -585,7 +585,12 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder builder(&machine);
+  // Small constant-trip loops (a 56-pixel row) would be fully unrolled into
+  // scalar code before the loop vectorizer sees them; kiln's own kernels
+  // are already shaped, so LLVM's unroller only gets in the way.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  llvm::PassBuilder builder(&machine, tuning);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);
