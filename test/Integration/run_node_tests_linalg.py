@@ -156,7 +156,7 @@ def run_test(bin_dir, llvm_bin, test_dir):
     llvm = subprocess.run([os.path.join(bin_dir, "kiln-opt")] + LOWER_TO_LLVM,
                           input=program, capture_output=True, text=True)
     if llvm.returncode != 0:
-        return name, "failed", "mlir-opt: " + llvm.stderr[:400]
+        return name, "failed", "kiln-opt: " + llvm.stderr[:400]
     lib = os.path.join(os.path.dirname(llvm_bin), "lib")
     run = subprocess.run(
         [os.path.join(llvm_bin, "mlir-runner"), "-e", "entry", "-entry-point-result=void",

@@ -97,7 +97,14 @@ bool parseOptions(int argc, char **argv, Options &options, std::string &why) {
     } else if (arg == "--profile") {
       options.profile = true;
     } else if (const char *v = value("--threads")) {
-      options.threads = std::atoi(v);
+      char *end = nullptr;
+      long threads = std::strtol(v, &end, 10);
+      if (end == v || *end || threads < 1) {
+        why = std::string("--threads expects a positive count, got '") + v +
+              "'";
+        return false;
+      }
+      options.threads = int(threads);
     } else if (arg == "--random") {
       options.random = true;
     } else if (arg.rfind("--", 0) == 0) {

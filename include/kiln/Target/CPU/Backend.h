@@ -50,7 +50,8 @@ struct ModelSignature {
   /// Set for a profiling build: one entry per kernel, in the order of the
   /// kiln_profile_begin/end indices.
   llvm::SmallVector<ProfiledKernel> profiledKernels;
-  /// {"inputs": [...], "outputs": [...]} as in kiln/runtime.h.
+  /// {"inputs": [...], "outputs": [...], "arena_bytes": N} as in
+  /// kiln/runtime.h.
   std::string toJSON() const;
 };
 
@@ -63,7 +64,7 @@ constexpr const char *kGraphFunctionName = "kiln_graph";
 /// kGraphFunctionName.
 mlir::FailureOr<ModelSignature> prepareGraphFunction(mlir::ModuleOp module);
 
-/// kiln -> linalg on tensors.
+/// The choices the pipelines below make for a target.
 struct CodegenOptions {
   /// Bracket every kernel with timers (kiln-inline-kernels{profile}).
   bool profile = false;
@@ -80,6 +81,8 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine);
 
 /// kiln-fuse-kernels: groups the graph into kernel regions.
 void buildKernelPipeline(mlir::OpPassManager &pm);
+/// Kernel regions -> linalg on tensors, fused into one loop nest per kernel,
+/// the regions spliced back into the function.
 void buildLinalgPipeline(mlir::OpPassManager &pm,
                          const CodegenOptions &options = {});
 /// linalg on tensors -> LLVM dialect (outputs become out-parameters,
