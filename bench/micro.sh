@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# GEMM microbenchmarks (Google Benchmark): the GEMM shapes of bench/models.py
+# (BERT, GPT-2, MLP and square classes), compiled by kiln for AVX-512 (the
+# host) and for AVX2 (--mcpu=x86-64-v3), run on 1 and 2 threads; GFLOP/s and
+# % of the measured single-core FMA peak per thread as counters.
+#   bench/micro.sh [Google Benchmark flags, e.g. --benchmark_filter=768]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+[[ "${KILN_SKIP_DEPS:-0}" == 1 ]] || scripts/install-deps.sh
+scripts/build.sh kiln-compile kiln-gemm-benchmark >/dev/null
+work=build/bench/micro
+mkdir -p "$work"
+# The GEMM models of the benchmark suite (generated into its cache).
+gemms=$(python3 - <<'PY'
+import sys
+sys.path.insert(0, "bench")
+import models
+print(" ".join(models.ensure_model(spec)["onnx"] for spec in models.select_models("^gemm-")))
+PY
+)
+# The measured single-core FMA peak: the probe's last result, or a new run.
+peak=$(python3 - <<'PY'
+import json, os, sys
+sys.path.insert(0, "bench")
+import machine
+path = "build/bench/probe.json"
+if os.path.exists(path):
+    with open(path) as f:
+        probe = json.load(f)
+else:
+    probe = machine.run_probe("build/bench", 2, quick=False)
+print(probe["peak_gflops"][probe["isa"]]["1"])
+PY
+)
+libraries=()
+for onnx in $gemms; do
+  name=$(basename "$onnx" .onnx)
+  for cpu in native x86-64-v3; do
+    tag=$([[ $cpu == native ]] && echo avx512 || echo avx2)
+    so="$work/$name.$tag.so"
+    build/bin/kiln-compile "$onnx" --mcpu=$cpu -o "$so"
+    libraries+=("$so")
+  done
+done
+build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" "$@"
