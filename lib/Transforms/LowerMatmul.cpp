@@ -290,9 +290,10 @@ public:
   void emit() {
     epilogue = findEpilogue(op, shape);
     zeroInit = eraseZeroFill();
-    lhs = collapse(op.getDpsInputs()[0], shape.m);
-    rhs = collapse(op.getDpsInputs()[1], shape.k);
-    out = collapse(op.getDpsInits()[0], shape.m);
+    // [batch * rows, cols] views (free).
+    lhs = flatten(op.getDpsInputs()[0], 2);
+    rhs = flatten(op.getDpsInputs()[1], 2);
+    out = flatten(op.getDpsInits()[0], 2);
     if (epilogue) {
       // The allocations and views between the two move up, so the
       // epilogue's operands exist where the tiles are computed.
@@ -371,18 +372,6 @@ private:
       return false;
     fill.erase();
     return true;
-  }
-
-  /// The operand as a 2-D [batch * rows, cols] buffer (a free view).
-  Value collapse(Value buffer, int64_t rows) {
-    auto type = cast<MemRefType>(buffer.getType());
-    if (type.getRank() == 2)
-      return buffer;
-    SmallVector<ReassociationIndices> groups(2);
-    for (int64_t d = 0; d + 1 < type.getRank(); ++d)
-      groups[0].push_back(d);
-    groups[1].push_back(type.getRank() - 1);
-    return memref::CollapseShapeOp::create(b, loc, buffer, groups);
   }
 
   /// `buffer` as a rank-`rank` view (2: [rows, last dim], 1: [elements],

@@ -98,8 +98,9 @@ public:
       return WalkResult::skip(); // outermost parallel loops only
     });
     for (scf::ParallelOp loop : loops)
-      if (worthParallelizing(loop))
-        outline(loop);
+      if (std::optional<unsigned> dim = splitDimension(loop);
+          dim && worthParallelizing(loop))
+        outline(loop, *dim);
   }
 
 private:
@@ -121,7 +122,7 @@ private:
     // A loop whose inner bounds are dynamic states its work (kiln.work).
     auto work = loop->getAttrOfType<IntegerAttr>("kiln.work");
     int64_t iterations = work ? work.getInt() : estimatedIterations(loop);
-    return splitDimension(loop) && iterations >= minIterations;
+    return iterations >= minIterations;
   }
 
   /// The values a task needs from outside, in order: those it recomputes
@@ -161,7 +162,8 @@ private:
     return success();
   }
 
-  void outline(scf::ParallelOp loop) {
+  /// Moves `loop` into a task over ranges of dimension `dim`.
+  void outline(scf::ParallelOp loop, unsigned dim) {
     SetVector<Value> rematerialized, passed;
     if (failed(collectCaptures(loop, rematerialized, passed)))
       return;
@@ -196,7 +198,6 @@ private:
       b.clone(*def, mapping);
     auto clone = cast<scf::ParallelOp>(b.clone(*loop, mapping));
     // The split dimension runs iterations [begin, end) of the original.
-    unsigned dim = *splitDimension(loop);
     Value step = clone.getStep()[dim];
     Value lb = clone.getLowerBound()[dim];
     auto bound = [&](Value iteration) {

@@ -61,25 +61,12 @@ struct MatmulToGeneric : public OpConversionPattern<MatmulOp> {
     iterators[k] = utils::IteratorType::reduction;
 
     Type elementType = resultType.getElementType();
-    bool isFloat = isa<FloatType>(elementType);
     Value zero = detail::scalarConstant(rewriter, loc, elementType, 0);
     Value init = detail::filledTensor(rewriter, loc, resultType, zero);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType,
         ValueRange{adaptor.getLhs(), adaptor.getRhs()}, init, maps, iterators,
-        [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value product =
-              isFloat ? arith::MulFOp::create(b, nestedLoc, args[0], args[1])
-                            .getResult()
-                      : arith::MulIOp::create(b, nestedLoc, args[0], args[1])
-                            .getResult();
-          Value sum =
-              isFloat ? arith::AddFOp::create(b, nestedLoc, args[2], product)
-                            .getResult()
-                      : arith::AddIOp::create(b, nestedLoc, args[2], product)
-                            .getResult();
-          linalg::YieldOp::create(b, nestedLoc, sum);
-        });
+        detail::multiplyAccumulate);
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }

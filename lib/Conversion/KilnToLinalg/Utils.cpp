@@ -117,4 +117,15 @@ Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
   llvm_unreachable("unknown combiner");
 }
 
+void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
+  bool isFloat = isa<FloatType>(args[2].getType());
+  Value product =
+      isFloat ? arith::MulFOp::create(b, loc, args[0], args[1]).getResult()
+              : arith::MulIOp::create(b, loc, args[0], args[1]).getResult();
+  Value sum =
+      isFloat ? arith::AddFOp::create(b, loc, args[2], product).getResult()
+              : arith::AddIOp::create(b, loc, args[2], product).getResult();
+  linalg::YieldOp::create(b, loc, sum);
+}
+
 } // namespace kiln::detail

@@ -63,6 +63,11 @@ mlir::Value elementwiseGeneric(mlir::OpBuilder &b, mlir::Location loc,
                                mlir::RankedTensorType resultType,
                                ScalarBody body);
 
+/// The linalg payload `out + a * b` (float or integer) of matmuls and
+/// convolutions; args are (a, b, out).
+void multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::ValueRange args);
+
 } // namespace kiln::detail
 
 #endif // KILN_LIB_CONVERSION_KILNTOLINALG_UTILS_H

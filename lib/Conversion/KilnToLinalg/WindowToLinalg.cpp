@@ -70,17 +70,6 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
   return exprs;
 }
 
-/// A multiply-accumulate payload (out += a * b) for float or integer types.
-void multiplyAccumulate(OpBuilder &b, Location l, ValueRange args) {
-  bool isFloat = isa<FloatType>(args[2].getType());
-  Value product =
-      isFloat ? arith::MulFOp::create(b, l, args[0], args[1]).getResult()
-              : arith::MulIOp::create(b, l, args[0], args[1]).getResult();
-  Value sum = isFloat ? arith::AddFOp::create(b, l, args[2], product).getResult()
-                      : arith::AddIOp::create(b, l, args[2], product).getResult();
-  linalg::YieldOp::create(b, l, sum);
-}
-
 /// Dense f32 convolution as a matmul per image, which kiln-lower-matmul
 /// runs near peak: Y[n] (O x P) = W (O x CK) @ Col[n] (CK x P), where
 /// Col[n][(c, k...)][(p...)] = X[n][c][p * stride + k * dilation] (im2col,
@@ -163,7 +152,7 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
       b, loc, resultType, detail::scalarConstant(b, loc, elementType, 0));
   Value product = linalg::GenericOp::create(b, loc, resultType,
                                             ValueRange{weights, columns}, init,
-                                            maps, iterators, multiplyAccumulate)
+                                            maps, iterators, detail::multiplyAccumulate)
                       .getResult(0);
   return tensor::ExpandShapeOp::create(
       b, loc, type, product,
@@ -207,7 +196,7 @@ Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
   Value init = detail::filledTensor(
       b, loc, type, detail::scalarConstant(b, loc, type.getElementType(), 0));
   return linalg::GenericOp::create(b, loc, type, ValueRange{input, filter},
-                                   init, maps, iterators, multiplyAccumulate)
+                                   init, maps, iterators, detail::multiplyAccumulate)
       .getResult(0);
 }
 
