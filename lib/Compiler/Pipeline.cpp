@@ -18,6 +18,8 @@ void buildGraphPipeline(OpPassManager &pm) {
   func.addPass(createKilnShapeInference());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After canonicalization: x^3 is x * x * x by then.
+  pm.addNestedPass<func::FuncOp>(createKilnRecomposeOps());
 }
 
 LogicalResult verifyStaticShapes(ModuleOp module) {

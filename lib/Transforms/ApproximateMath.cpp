@@ -4,13 +4,29 @@
 // math.exp / math.tanh / math.erf left as is becomes one scalar call per
 // element. Polynomial approximations are plain arith, which vectorizes.
 //
+// exp and exp2 get kiln's own expansion, the hottest transcendental of
+// softmax, sigmoid and GELU: 2^x = 2^n * p(r) with n = round(x), r = x - n in
+// [-1/2, 1/2] and p a degree-5 polynomial (relative error 2.6e-7 evaluated
+// in f32). exp(x) reduces x by n * ln 2 in two parts (Cody-Waite) so that r
+// stays exact for large |x|. The 2^n scaling is one `llvm.intr.ldexp` where
+// the target lowers a vector ldexp natively (AVX-512: vscalefps); elsewhere
+// it multiplies by two powers of two built from exponent bits. Either way
+// overflow gives inf and underflow is gradual, as libm's. Everything else
+// goes to MLIR's polynomial approximation patterns.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
 
 namespace kiln {
 #define GEN_PASS_DEF_APPROXIMATEMATH
@@ -21,10 +37,173 @@ using namespace mlir;
 
 namespace {
 
+/// p(r) = 1 + r * q(r) ~ 2^r on [-1/2, 1/2], lowest degree first: q is the
+/// degree-4 Chebyshev interpolant of (2^r - 1) / r
+/// (numpy.polynomial.chebyshev.Chebyshev.interpolate, converted to monomials
+/// and rounded to f32), so that p(0) = 1 exactly. Max relative error 2.6e-7
+/// evaluated in f32.
+constexpr double kExp2Polynomial[] = {1.0,           0x1.62e43p-1,
+                                      0x1.ebfa4cp-3, 0x1.c6afeep-5,
+                                      0x1.3cbf6p-7,  0x1.5ec866p-10};
+constexpr int kDegree = 5;
+
+/// |n| beyond which 2^n * p is 0 or inf in f32 whatever p in [2^-1/2, 2^1/2].
+constexpr double kMaxExponent = 151;
+
+/// ln 2 split so that n * kLn2High is exact for |n| < 2^11 (Cody-Waite).
+constexpr double kLn2High = 0.693145751953125;
+constexpr double kLn2Low = 1.42860682030941723212e-6;
+
+/// f32 arithmetic on scalars or vectors of the type of `like`.
+class F32Emitter {
+public:
+  F32Emitter(PatternRewriter &b, Location loc, Type type)
+      : b(b), loc(loc), type(type) {}
+
+  Value constant(double v) {
+    auto attr = b.getF32FloatAttr(static_cast<float>(v));
+    if (auto vector = dyn_cast<VectorType>(type))
+      return arith::ConstantOp::create(b, loc,
+                                       DenseElementsAttr::get(vector, attr));
+    return arith::ConstantOp::create(b, loc, attr);
+  }
+  Value intConstant(int32_t v) {
+    auto attr = b.getI32IntegerAttr(v);
+    if (auto vector = dyn_cast<VectorType>(type))
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(vector.clone(b.getI32Type()), attr));
+    return arith::ConstantOp::create(b, loc, attr);
+  }
+  Type intType() {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return vector.clone(b.getI32Type());
+    return b.getI32Type();
+  }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value fma(Value x, Value y, Value z) {
+    return math::FmaOp::create(b, loc, x, y, z);
+  }
+  Value select(arith::CmpFPredicate predicate, Value x, double bound,
+               Value ifTrue, Value ifFalse) {
+    Value condition =
+        arith::CmpFOp::create(b, loc, predicate, x, constant(bound));
+    return arith::SelectOp::create(b, loc, condition, ifTrue, ifFalse);
+  }
+  /// x clamped to [lo, hi]; a NaN x stays NaN (the compares are ordered),
+  /// and x86 does each select in one max/min instruction.
+  Value clamp(Value x, double lo, double hi) {
+    Value low = select(arith::CmpFPredicate::OLT, x, lo, constant(lo), x);
+    return select(arith::CmpFPredicate::OGT, low, hi, constant(hi), low);
+  }
+  /// Horner's rule with fused multiply-adds.
+  Value polynomial(Value r, ArrayRef<double> coefficients) {
+    Value p = constant(coefficients.back());
+    for (double c : llvm::reverse(coefficients.drop_back()))
+      p = fma(p, r, constant(c));
+    return p;
+  }
+  /// p * 2^n for an integral-valued n in [-kMaxExponent, kMaxExponent].
+  /// Without ldexp, as p * 2^h * 2^(n - h) with h = n / 2: each factor is a
+  /// normal f32 built from exponent bits, and the products round to inf or
+  /// (gradually) to 0 as the exact result would.
+  Value scale(Value p, Value n, bool useLdexp) {
+    Value exponent = arith::FPToSIOp::create(b, loc, intType(), n);
+    // llvm.intr.ldexp takes a scalar exponent only; vector code (matmul
+    // epilogues, where the exp is a small part of the work) builds bits.
+    if (useLdexp && !isa<VectorType>(type))
+      return LLVM::LoadExpOp::create(b, loc, type, p, exponent);
+    Value half = arith::ShRSIOp::create(b, loc, exponent, intConstant(1));
+    Value rest = arith::SubIOp::create(b, loc, exponent, half);
+    return mul(mul(p, powerOfTwo(half)), powerOfTwo(rest));
+  }
+  /// 2^k for an integer k in [-126, 127].
+  Value powerOfTwo(Value k) {
+    Value biased = arith::AddIOp::create(b, loc, k, intConstant(127));
+    Value bits = arith::ShLIOp::create(b, loc, biased, intConstant(23));
+    return arith::BitcastOp::create(b, loc, type, bits);
+  }
+
+  PatternRewriter &b;
+  Location loc;
+  Type type;
+};
+
+/// Rewrites one f32 (or f16/bf16, computed in f32) math op with `expand`.
+template <typename OpTy>
+struct F32Expansion : public OpRewritePattern<OpTy> {
+  F32Expansion(MLIRContext *context, bool useLdexp)
+      // Above MLIR's own patterns for the same ops.
+      : OpRewritePattern<OpTy>(context, /*benefit=*/2), useLdexp(useLdexp) {}
+
+  virtual Value expand(F32Emitter &e, Value x) const = 0;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    auto elementType = dyn_cast<FloatType>(getElementTypeOrSelf(type));
+    if (!elementType || elementType.getWidth() > 32 ||
+        (isa<VectorType>(type) && cast<VectorType>(type).isScalable()))
+      return failure();
+    Type f32Type = type;
+    if (auto vector = dyn_cast<VectorType>(type))
+      f32Type = vector.clone(rewriter.getF32Type());
+    else
+      f32Type = rewriter.getF32Type();
+    Location loc = op.getLoc();
+    Value x = op.getOperand();
+    if (!elementType.isF32())
+      x = arith::ExtFOp::create(rewriter, loc, f32Type, x);
+    F32Emitter e(rewriter, loc, f32Type);
+    Value result = expand(e, x);
+    if (!elementType.isF32())
+      result = arith::TruncFOp::create(rewriter, loc, type, result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  bool useLdexp;
+};
+
+/// 2^w = 2^n * p(w - n), n = round(w).
+struct Exp2Expansion : public F32Expansion<math::Exp2Op> {
+  using F32Expansion::F32Expansion;
+
+  Value expand(F32Emitter &e, Value w) const override {
+    // Beyond the clamp the result is 0 or inf anyway; -inf gives 0.
+    Value clamped = e.clamp(w, -kMaxExponent, kMaxExponent);
+    Value n = math::RoundEvenOp::create(e.b, e.loc, clamped);
+    return e.scale(e.polynomial(e.sub(clamped, n), kExp2Polynomial), n,
+                   useLdexp);
+  }
+};
+
+/// e^x = 2^n * e^r, n = round(x / ln 2), r = x - n ln 2 (two parts).
+struct ExpExpansion : public F32Expansion<math::ExpOp> {
+  using F32Expansion::F32Expansion;
+
+  Value expand(F32Emitter &e, Value x) const override {
+    // e^r = 2^(r / ln 2): the same polynomial with the coefficients scaled.
+    SmallVector<double, kDegree + 1> coefficients;
+    for (int i = 0; i <= kDegree; ++i)
+      coefficients.push_back(kExp2Polynomial[i] / std::pow(M_LN2, i));
+    Value clamped =
+        e.clamp(x, -kMaxExponent * M_LN2, kMaxExponent * M_LN2);
+    Value n = math::RoundEvenOp::create(
+        e.b, e.loc, e.mul(clamped, e.constant(M_LOG2E)));
+    Value r = e.fma(n, e.constant(-kLn2High), clamped);
+    r = e.fma(n, e.constant(-kLn2Low), r);
+    return e.scale(e.polynomial(r, coefficients), n, useLdexp);
+  }
+};
+
 struct ApproximateMathPass
     : public kiln::impl::ApproximateMathBase<ApproximateMathPass> {
+  using ApproximateMathBase::ApproximateMathBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<ExpExpansion, Exp2Expansion>(&getContext(), useLdexp);
     // Computes f16/bf16 in f32 and approximates the f32 forms.
     populateMathPolynomialApproximationPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -255,6 +255,22 @@ private:
   unsigned &counter;
 };
 
+/// Moves the static stack slots of loop bodies (kiln-plan-memory's per-tile
+/// temporaries) to the entry block of `func`: LLVM would otherwise grow the
+/// stack on every iteration. Each slot is dead at the end of its iteration,
+/// and a task function runs on one thread, so one slot per call suffices.
+void hoistLoopStackSlots(func::FuncOp func) {
+  Block &entry = func.getBody().front();
+  SmallVector<memref::AllocaOp> slots;
+  func.walk([&](memref::AllocaOp alloca) {
+    if (alloca->getBlock() != &entry && alloca.getType().hasStaticShape() &&
+        alloca->getNumOperands() == 0)
+      slots.push_back(alloca);
+  });
+  for (memref::AllocaOp alloca : slots)
+    alloca->moveBefore(&entry, entry.begin());
+}
+
 struct OutlineParallelLoopsPass
     : public kiln::impl::OutlineParallelLoopsBase<OutlineParallelLoopsPass> {
   using OutlineParallelLoopsBase::OutlineParallelLoopsBase;
@@ -275,6 +291,9 @@ struct OutlineParallelLoopsPass
       Value runtime = func.getArgument(func.getNumArguments() - 1);
       Outliner(func, runtime, minIterations, counter).run();
     }
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        hoistLoopStackSlots(func);
   }
 };
 

@@ -149,18 +149,28 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
 
     SmallVector<Interval> intervals;
     SmallVector<Operation *> deallocs;
-    SmallVector<memref::AllocOp> stackBuffers;
+    SmallVector<memref::AllocOp> stackBuffers, loopStackBuffers;
     int64_t stackBytes = 0;
     WalkResult result = func.walk([&](memref::AllocOp alloc) {
       std::optional<int64_t> bytes = staticBytes(alloc.getType());
       if (!bytes)
         return WalkResult::advance();
       // One arena slot per buffer: a buffer allocated in each iteration of
-      // a parallel loop would be shared by the threads running it.
+      // a parallel loop would be shared by the threads running it. One of
+      // at most max-stack-bytes (a row tile's temporaries, kiln-tile-rows)
+      // is a stack slot of the iteration instead; kiln-outline-parallel-loops hoists it to the
+      // entry of the function that runs the loop, one per thread.
       if (alloc->getParentOfType<scf::ParallelOp>() ||
           alloc->getParentOfType<scf::ForallOp>()) {
-        alloc.emitError("kiln-plan-memory: a buffer allocated inside a "
-                        "parallel loop cannot have one arena slot");
+        int64_t limit = maxStackBytes;
+        if (*bytes <= limit) {
+          loopStackBuffers.push_back(alloc);
+          return WalkResult::advance();
+        }
+        alloc.emitError("kiln-plan-memory: a buffer of ")
+            << *bytes << " bytes allocated inside a parallel loop can have "
+            << "neither one arena slot nor a stack slot (at most " << limit
+            << " bytes)";
         return WalkResult::interrupt();
       }
       unsigned first = topLevelIndex(alloc, body, order);
@@ -181,6 +191,14 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
     if (result.wasInterrupted())
       return failure();
     moveToStack(body, stackBuffers);
+    for (memref::AllocOp alloc : loopStackBuffers) {
+      OpBuilder builder(alloc);
+      Value slot = memref::AllocaOp::create(
+          builder, alloc.getLoc(), alloc.getType(),
+          builder.getI64IntegerAttr(alignment));
+      alloc.replaceAllUsesWith(slot);
+      alloc.erase();
+    }
     int64_t arenaBytes = packIntervals(intervals, alignment);
     int64_t intermediateBytes = 0;
     for (const Interval &interval : intervals)

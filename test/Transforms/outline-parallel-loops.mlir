@@ -81,3 +81,33 @@ func.func @nested(%data: memref<4x64x64xf32>) {
   }
   return
 }
+
+// -----
+
+// A stack slot of the loop body (a row tile's temporary) moves to the entry
+// of the task function: one per call, not one more per iteration.
+// CHECK-LABEL: func.func @tile_temporary
+// CHECK: call @kiln_parallel_{{[0-9]+}}
+// CHECK: func.func private @kiln_task_{{[0-9]+}}
+// CHECK-NEXT: %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32xf32>
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[T]]
+func.func @tile_temporary(%in: memref<64x32xf32>, %out: memref<64x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %t = memref.alloca() {alignment = 64 : i64} : memref<32xf32>
+    scf.for %j = %c0 to %c32 step %c1 {
+      %x = memref.load %in[%i, %j] : memref<64x32xf32>
+      memref.store %x, %t[%j] : memref<32xf32>
+    }
+    scf.for %j = %c0 to %c32 step %c1 {
+      %x = memref.load %t[%j] : memref<32xf32>
+      memref.store %x, %out[%i, %j] : memref<64x32xf32>
+    }
+    scf.reduce
+  }
+  return
+}

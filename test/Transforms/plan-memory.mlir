@@ -88,3 +88,24 @@ func.func @dynamic(%n: index) {
   return
 }
 
+
+// -----
+
+// A row tile's temporary inside a parallel loop is a stack slot of the
+// iteration (each thread its own), not an arena slot.
+// CHECK-LABEL: func.func @tile_temporary
+// CHECK-SAME: kiln.arena_bytes = 0 : i64
+// CHECK: scf.forall
+// CHECK-NEXT: %[[T:.*]] = memref.alloca() {alignment = 64 : i64} : memref<32xf32>
+// CHECK: memref.copy %{{.*}}, %[[T]]
+// CHECK-NOT: memref.alloc()
+func.func @tile_temporary(%in: memref<64x32xf32>, %out: memref<64x32xf32>) {
+  scf.forall (%i) in (64) {
+    %t = memref.alloc() : memref<32xf32>
+    %row = memref.subview %in[%i, 0] [1, 32] [1, 1] : memref<64x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+    memref.copy %row, %t : memref<32xf32, strided<[1], offset: ?>> to memref<32xf32>
+    %dst = memref.subview %out[%i, 0] [1, 32] [1, 1] : memref<64x32xf32> to memref<32xf32, strided<[1], offset: ?>>
+    memref.copy %t, %dst : memref<32xf32> to memref<32xf32, strided<[1], offset: ?>>
+  }
+  return
+}

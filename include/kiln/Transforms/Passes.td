@@ -28,7 +28,10 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     in all, allocated at the function's top level) become entry-block stack
     slots instead (`kiln.stack_bytes`): a reduction's accumulator on the
     stack is provably distinct from the arena data it reads, so LLVM keeps it
-    in registers and vectorizes the reduction.
+    in registers and vectorizes the reduction. A buffer allocated inside a
+    parallel loop (a row tile's temporaries) becomes a stack slot of the
+    loop body if it is at most `max-stack-bytes`, an error otherwise;
+    kiln-outline-parallel-loops hoists such slots to the function entry.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
@@ -52,8 +55,17 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     approximations (MLIR's math polynomial approximation patterns), so they
     vectorize instead of calling libm once per element. f32 only; f16/bf16
     are computed in f32. Max relative error about 1e-6 (see docs/backend.md).
+    exp and exp2 use kiln's own expansion (2^n * p(r), p of degree 5); with
+    `ldexp` the 2^n scaling is one `llvm.intr.ldexp` (AVX-512 lowers it to
+    vscalefps), otherwise it is built from exponent bits.
   }];
+  let options = [
+    Option<"useLdexp", "ldexp", "bool", /*default=*/"false",
+           "Scale by 2^n with llvm.intr.ldexp (only where the target lowers "
+           "vector ldexp natively)">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
 }
@@ -68,6 +80,26 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def TileRows : Pass<"kiln-tile-rows", "::mlir::ModuleOp"> {
+  let summary = "Tile reduction kernels by rows into one parallel loop";
+  let description = [{
+    Runs after `kiln-fuse-elementwise`. A kernel holding a reduction whose
+    ops (linalg.generic / fill over the same loops) share leading parallel
+    loops (softmax, layernorm, a row sum) is tiled along those row loops with
+    `scf.forall`, every op of the kernel fused into the loop: each tile's
+    sweeps (max, exp, sum, scale) run over `tile-bytes` of rows that stay in
+    L1, and its temporaries are tile-sized. A row bigger than `tile-bytes`,
+    or a kernel that would be one tile, is left as is.
+  }];
+  let options = [
+    Option<"tileBytes", "tile-bytes", "int64_t", /*default=*/"16384",
+           "Bytes of the kernel's result one tile covers (at least one row)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
 }
 
 def InlineKernels : Pass<"kiln-inline-kernels", "::mlir::ModuleOp"> {
@@ -136,7 +168,9 @@ def OutlineParallelLoops
     the task to the thread pool. Constants, globals and views the loop uses
     are recomputed in the task; function arguments, stack buffers and
     enclosing loop indices are passed. A loop needing anything else stays
-    sequential.
+    sequential. Finally, static stack slots inside loop bodies (per-iteration
+    temporaries from kiln-plan-memory) move to their function's entry block,
+    one per call of the task, so the stack does not grow per iteration.
   }];
   let options = [
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"131072",

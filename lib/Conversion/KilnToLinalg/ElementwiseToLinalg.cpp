@@ -62,6 +62,22 @@ public:
     return isUnsigned ? arith::MaxUIOp::create(b, loc, x, y).getResult()
                       : arith::MaxSIOp::create(b, loc, x, y).getResult();
   }
+  /// max(x, bound) for a constant bound, keeping a NaN x: x86 does
+  /// `x < bound ? bound : x` in one max instruction, where maximumf needs
+  /// three to propagate a NaN from either side.
+  Value maxWithConstant(Value x, double bound) {
+    if (!isFloat)
+      return max(x, constant(x, bound));
+    Value c = constant(x, bound);
+    return select(compare(CompareDirection::LT, x, c), c, x);
+  }
+  /// min(x, bound) for a constant bound, keeping a NaN x.
+  Value minWithConstant(Value x, double bound) {
+    if (!isFloat)
+      return min(x, constant(x, bound));
+    Value c = constant(x, bound);
+    return select(compare(CompareDirection::GT, x, c), c, x);
+  }
   Value min(Value x, Value y) {
     if (isFloat)
       return arith::MinimumFOp::create(b, loc, x, y);
@@ -135,18 +151,24 @@ public:
   bool isFloat, isUnsigned;
 };
 
-/// 0.5 * x * (1 + erf(x / sqrt(2))) or its tanh approximation.
+/// 0.5 * x * (1 + erf(x / sqrt(2))), or its tanh approximation
+/// 0.5 * x * (1 + tanh(z)), z = sqrt(2/pi) * (x + 0.044715 x^3), computed as
+/// x / (1 + 2^w) with w = -2z / ln 2 = x * (a + b x^2): 0.5 (1 + tanh(z)) is
+/// 1 / (1 + e^(-2z)) exactly, so one exp2 and one division replace the tanh
+/// and the products around it.
 Value gelu(ScalarEmitter &e, Value x, GeluApproximation approximation) {
-  Value inner;
   if (approximation == GeluApproximation::None) {
-    inner = math::ErfOp::create(e.b, e.loc, e.mul(x, e.constant(x, M_SQRT1_2)));
-  } else {
-    Value cube = e.mul(e.mul(x, x), x);
-    Value poly = e.add(x, e.mul(e.constant(x, 0.044715), cube));
-    inner = math::TanhOp::create(
-        e.b, e.loc, e.mul(e.constant(x, std::sqrt(2.0 / M_PI)), poly));
+    Value inner =
+        math::ErfOp::create(e.b, e.loc, e.mul(x, e.constant(x, M_SQRT1_2)));
+    return e.mul(e.mul(e.constant(x, 0.5), x),
+                 e.add(e.constant(x, 1.0), inner));
   }
-  return e.mul(e.mul(e.constant(x, 0.5), x), e.add(e.constant(x, 1.0), inner));
+  double a = -2.0 * std::sqrt(2.0 / M_PI) / M_LN2;
+  double b = a * 0.044715;
+  Value w = e.mul(x, math::FmaOp::create(e.b, e.loc, e.mul(x, x),
+                                         e.constant(x, b), e.constant(x, a)));
+  Value pow2 = math::Exp2Op::create(e.b, e.loc, w);
+  return e.div(x, e.add(e.constant(x, 1.0), pow2));
 }
 
 /// The scalar computation of a kiln elementwise op.
@@ -177,7 +199,7 @@ Value emitScalar(Operation *op, ScalarEmitter &e, ValueRange args,
             math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
         return e.div(e.constant(x, 1), e.add(e.constant(x, 1), expNeg));
       })
-      .Case<ReluOp>([&](auto) { return e.max(x, e.constant(x, 0)); })
+      .Case<ReluOp>([&](auto) { return e.maxWithConstant(x, 0); })
       .Case<FloorOp>([&](auto) { return math::FloorOp::create(b, loc, x); })
       .Case<CeilOp>([&](auto) { return math::CeilOp::create(b, loc, x); })
       .Case<RoundOp>([&](auto) { return math::RoundEvenOp::create(b, loc, x); })
@@ -196,9 +218,9 @@ Value emitScalar(Operation *op, ScalarEmitter &e, ValueRange args,
         double hi = clamp.getMax().convertToDouble();
         Value result = x;
         if (!std::isinf(lo))
-          result = e.max(result, e.constant(x, lo));
+          result = e.maxWithConstant(result, lo);
         if (!std::isinf(hi))
-          result = e.min(result, e.constant(x, hi));
+          result = e.minWithConstant(result, hi);
         return result;
       })
       .Case<GeluOp>(

@@ -216,6 +216,7 @@ void buildKernelPipeline(OpPassManager &pm) {
 void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createFuseElementwise());
+  pm.addPass(createTileRows());
   pm.addPass(createInlineKernels({options.profile}));
   pm.addPass(createCanonicalizerPass());
 }
@@ -233,6 +234,9 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       options.hasFMA ? "true" : "false");
   // The polynomial approximations use math.fma.
   std::string expandFMA = options.hasFMA ? "" : "math-expand-ops{ops=fma},";
+  std::string approximateMath =
+      options.hasNativeLdexp ? "kiln-approximate-math{ldexp=true},"
+                             : "kiln-approximate-math,";
   std::string pipeline =
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -245,8 +249,10 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "func.func(buffer-deallocation-pipeline),"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
+      "func.func(scf-forall-to-parallel),"
       "kiln-outline-parallel-loops,expand-strided-metadata,"
-      "lower-affine,convert-scf-to-cf,kiln-approximate-math," +
+      "lower-affine,convert-scf-to-cf," +
+      approximateMath +
       expandFMA +
       "math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
@@ -263,6 +269,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   options.hasFMA = info->checkFeatures("+fma");
   if (info->checkFeatures("+avx512f"))
     return options;
+  options.hasNativeLdexp = false;
   if (info->checkFeatures("+avx")) {
     // 16 ymm registers: a 6 x 16 tile is 12 accumulators, 2 B vectors and a
     // broadcast.

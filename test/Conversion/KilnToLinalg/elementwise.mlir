@@ -28,7 +28,10 @@ func.func @broadcast_add(%a: tensor<2x1xf32>, %b: tensor<3xf32>) -> tensor<2x3xf
 // CHECK: math.floor
 // CHECK: math.ceil
 // CHECK: math.roundeven
-// CHECK: arith.maximumf
+// Relu is `x < 0 ? 0 : x`: a NaN stays NaN and x86 needs one max for it.
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[V:.*]], %[[ZERO:.*]] : f32
+// CHECK: arith.select %[[NEG]], %[[ZERO]], %[[V]] : f32
+// CHECK-NOT: arith.maximumf
 func.func @float_unary(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = kiln.abs %x : tensor<4xf32> -> tensor<4xf32>
   %1 = kiln.neg %0 : tensor<4xf32> -> tensor<4xf32>
@@ -89,9 +92,10 @@ func.func @signed_integers(%a: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<4xi3
 // CHECK: math.exp
 // CHECK: arith.addf
 // CHECK: arith.divf
-// Clamp with an open upper bound only takes the max.
-// CHECK: arith.maximumf
-// CHECK-NOT: arith.minimumf
+// Clamp with an open upper bound only takes the max (`x < 0 ? 0 : x`).
+// CHECK: arith.cmpf olt
+// CHECK: arith.select
+// CHECK-NOT: arith.cmpf ogt
 // CHECK: linalg.yield
 // GELU (erf form) and leaky relu.
 // CHECK: math.erf
@@ -116,4 +120,25 @@ func.func @select_and_logic(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<f32>
   %1 = kiln.and %c, %c : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   %2 = kiln.not %1 : tensor<4xi1> -> tensor<4xi1>
   return %0, %2 : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// GELU, tanh form: x / (1 + 2^w), w = x * (a + b x^2) = -2z / ln 2.
+// CHECK-LABEL: func.func @gelu_tanh
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SQUARE:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-DAG: %[[B:.*]] = arith.constant -0.102943242 : f32
+// CHECK-DAG: %[[A:.*]] = arith.constant -2.30220819 : f32
+// CHECK: %[[POLY:.*]] = math.fma %[[SQUARE]], %[[B]], %[[A]] : f32
+// CHECK: %[[W:.*]] = arith.mulf %[[X]], %[[POLY]] : f32
+// CHECK: %[[POW2:.*]] = math.exp2 %[[W]] : f32
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[DEN:.*]] = arith.addf %[[ONE]], %[[POW2]] : f32
+// CHECK: %[[Y:.*]] = arith.divf %[[X]], %[[DEN]] : f32
+// CHECK: linalg.yield %[[Y]]
+// CHECK-NOT: math.tanh
+func.func @gelu_tanh(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.gelu %x approximation = tanh : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -74,6 +74,9 @@ struct CodegenOptions {
   /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
   /// into a multiply and an add rather than becoming fmaf calls.
   bool hasFMA = true;
+  /// Whether vector ldexp is one instruction (AVX-512 vscalefps): exp and
+  /// exp2 scale by 2^n with it (kiln-approximate-math{ldexp}).
+  bool hasNativeLdexp = true;
 };
 
 /// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).

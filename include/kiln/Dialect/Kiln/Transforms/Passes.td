@@ -36,6 +36,20 @@ def KilnFoldConstants : Pass<"kiln-fold-constants"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnRecomposeOps : Pass<"kiln-recompose-ops", "::mlir::func::FuncOp"> {
+  let summary = "Recognize composite ops written out in primitive ops";
+  let description = [{
+    Replaces GELU written out by exporters with one `kiln.gelu`, so that code
+    generation can use a cheaper equivalent formula:
+    `0.5 * x * (1 + erf(x / sqrt(2)))` becomes `kiln.gelu none` and
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
+    `kiln.gelu tanh`, in any association and operand order of the products
+    (constants within a relative 1e-5). Intermediate values used elsewhere
+    stay.
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseKernels : Pass<"kiln-fuse-kernels", "::mlir::func::FuncOp"> {
   let summary = "Group ops into kernel regions, one generated kernel each";
   let description = [{

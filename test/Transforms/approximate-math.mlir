@@ -1,0 +1,62 @@
+// RUN: kiln-opt %s -split-input-file --kiln-approximate-math="ldexp=true" | FileCheck %s --check-prefix=LDEXP
+// RUN: kiln-opt %s -split-input-file --kiln-approximate-math | FileCheck %s --check-prefix=BITS
+
+// exp: clamp, n = round(x log2 e), r = x - n ln 2 in two parts, a degree-5
+// polynomial (five FMAs), then 2^n: one ldexp, or two powers of two built
+// from exponent bits.
+// LDEXP-LABEL: func.func @exp
+// LDEXP: arith.cmpf olt
+// LDEXP: arith.cmpf ogt
+// LDEXP: %[[N:.*]] = math.roundeven
+// LDEXP-COUNT-7: math.fma
+// LDEXP: %[[K:.*]] = arith.fptosi %[[N]] : f32 to i32
+// LDEXP: llvm.intr.ldexp(%{{.*}}, %[[K]]) : (f32, i32) -> f32
+// LDEXP-NOT: math.exp
+// BITS-LABEL: func.func @exp
+// BITS: math.roundeven
+// BITS-COUNT-7: math.fma
+// BITS: %[[K:.*]] = arith.fptosi
+// BITS: %[[H:.*]] = arith.shrsi %[[K]]
+// BITS: arith.subi %[[K]], %[[H]]
+// BITS-COUNT-2: arith.shli
+// BITS-NOT: llvm.intr.ldexp
+// BITS-NOT: math.exp
+func.func @exp(%x: f32) -> f32 {
+  %0 = math.exp %x : f32
+  return %0 : f32
+}
+
+// -----
+
+// exp2 on a vector (a matmul epilogue): the reduction is a subtraction;
+// llvm.intr.ldexp takes no vector exponent, so 2^n is built from bits.
+// LDEXP-LABEL: func.func @exp2_vector
+// LDEXP: %[[N:.*]] = math.roundeven %{{.*}} : vector<16xf32>
+// LDEXP: arith.subf %{{.*}}, %[[N]] : vector<16xf32>
+// LDEXP-COUNT-5: math.fma
+// LDEXP: arith.shrsi %{{.*}} : vector<16xi32>
+// LDEXP-NOT: llvm.intr.ldexp
+// LDEXP-NOT: math.exp2
+// BITS-LABEL: func.func @exp2_vector
+// BITS-NOT: math.exp2
+func.func @exp2_vector(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp2 %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// f16 is computed in f32; f64 is left to libm.
+// LDEXP-LABEL: func.func @other_types
+// LDEXP: arith.extf %{{.*}} : f16 to f32
+// LDEXP: llvm.intr.ldexp
+// LDEXP: arith.truncf %{{.*}} : f32 to f16
+// LDEXP: math.exp %{{.*}} : f64
+// BITS-LABEL: func.func @other_types
+// BITS: arith.shrsi
+// BITS: math.exp %{{.*}} : f64
+func.func @other_types(%h: f16, %d: f64) -> (f16, f64) {
+  %0 = math.exp %h : f16
+  %1 = math.exp %d : f64
+  return %0, %1 : f16, f64
+}
