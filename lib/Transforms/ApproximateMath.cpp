@@ -130,8 +130,7 @@ public:
 };
 
 /// Rewrites one f32 (or f16/bf16, computed in f32) math op with `expand`.
-template <typename OpTy>
-struct F32Expansion : public OpRewritePattern<OpTy> {
+template <typename OpTy> struct F32Expansion : public OpRewritePattern<OpTy> {
   F32Expansion(MLIRContext *context, bool useLdexp)
       // Above MLIR's own patterns for the same ops.
       : OpRewritePattern<OpTy>(context, /*benefit=*/2), useLdexp(useLdexp) {}
@@ -145,11 +144,9 @@ struct F32Expansion : public OpRewritePattern<OpTy> {
     if (!elementType || elementType.getWidth() > 32 ||
         (isa<VectorType>(type) && cast<VectorType>(type).isScalable()))
       return failure();
-    Type f32Type = type;
+    Type f32Type = rewriter.getF32Type();
     if (auto vector = dyn_cast<VectorType>(type))
-      f32Type = vector.clone(rewriter.getF32Type());
-    else
-      f32Type = rewriter.getF32Type();
+      f32Type = vector.clone(f32Type);
     Location loc = op.getLoc();
     Value x = op.getOperand();
     if (!elementType.isF32())
@@ -187,10 +184,9 @@ struct ExpExpansion : public F32Expansion<math::ExpOp> {
     SmallVector<double, kDegree + 1> coefficients;
     for (int i = 0; i <= kDegree; ++i)
       coefficients.push_back(kExp2Polynomial[i] / std::pow(M_LN2, i));
-    Value clamped =
-        e.clamp(x, -kMaxExponent * M_LN2, kMaxExponent * M_LN2);
-    Value n = math::RoundEvenOp::create(
-        e.b, e.loc, e.mul(clamped, e.constant(M_LOG2E)));
+    Value clamped = e.clamp(x, -kMaxExponent * M_LN2, kMaxExponent * M_LN2);
+    Value n = math::RoundEvenOp::create(e.b, e.loc,
+                                        e.mul(clamped, e.constant(M_LOG2E)));
     Value r = e.fma(n, e.constant(-kLn2High), clamped);
     r = e.fma(n, e.constant(-kLn2Low), r);
     return e.scale(e.polynomial(r, coefficients), n, useLdexp);

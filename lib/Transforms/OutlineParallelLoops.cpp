@@ -35,7 +35,8 @@ constexpr StringLiteral kTaskPrefix = "kiln_task_";
 constexpr StringLiteral kParallelPrefix = "kiln_parallel_";
 
 std::optional<int64_t> tripCount(Value lb, Value ub, Value step) {
-  std::optional<int64_t> l = getConstantIntValue(lb), u = getConstantIntValue(ub),
+  std::optional<int64_t> l = getConstantIntValue(lb),
+                         u = getConstantIntValue(ub),
                          s = getConstantIntValue(step);
   if (!l || !u || !s || *s <= 0)
     return std::nullopt;
@@ -178,9 +179,9 @@ private:
     for (Value value : passed)
       taskInputs.push_back(value.getType());
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
-    auto task = func::FuncOp::create(
-        moduleBuilder, loc, (kTaskPrefix + Twine(id)).str(),
-        FunctionType::get(ctx, taskInputs, {}));
+    auto task = func::FuncOp::create(moduleBuilder, loc,
+                                     (kTaskPrefix + Twine(id)).str(),
+                                     FunctionType::get(ctx, taskInputs, {}));
     task.setPrivate();
     Block *body = task.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockEnd(body);

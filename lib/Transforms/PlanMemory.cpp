@@ -105,8 +105,8 @@ int64_t packIntervals(MutableArrayRef<Interval> intervals, int64_t alignment) {
     for (Interval *other : conflicts) {
       if (offset + interval->bytes <= other->offset)
         break;
-      offset = std::max<int64_t>(offset, llvm::alignTo(other->offset + other->bytes,
-                                              alignment));
+      offset = std::max<int64_t>(
+          offset, llvm::alignTo(other->offset + other->bytes, alignment));
     }
     interval->offset = offset;
     arenaBytes = std::max(arenaBytes, offset + interval->bytes);
@@ -130,9 +130,9 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
     OpBuilder builder = OpBuilder::atBlockBegin(&body);
     SmallVector<Value> slots;
     for (memref::AllocOp alloc : buffers)
-      slots.push_back(memref::AllocaOp::create(
-          builder, alloc.getLoc(), alloc.getType(),
-          builder.getI64IntegerAttr(alignment)));
+      slots.push_back(
+          memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                   builder.getI64IntegerAttr(alignment)));
     // Erased only now: the builder's insertion point may be one of them.
     for (auto [i, slot] : llvm::enumerate(slots)) {
       memref::AllocOp alloc = buffers[i];
@@ -158,8 +158,9 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
       // One arena slot per buffer: a buffer allocated in each iteration of
       // a parallel loop would be shared by the threads running it. One of
       // at most max-stack-bytes (a row tile's temporaries, kiln-tile-rows)
-      // is a stack slot of the iteration instead; kiln-outline-parallel-loops hoists it to the
-      // entry of the function that runs the loop, one per thread.
+      // is a stack slot of the iteration instead; kiln-outline-parallel-loops
+      // hoists it to the entry of the function that runs the loop, one per
+      // thread.
       if (alloc->getParentOfType<scf::ParallelOp>() ||
           alloc->getParentOfType<scf::ForallOp>()) {
         int64_t limit = maxStackBytes;
@@ -193,9 +194,9 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
     moveToStack(body, stackBuffers);
     for (memref::AllocOp alloc : loopStackBuffers) {
       OpBuilder builder(alloc);
-      Value slot = memref::AllocaOp::create(
-          builder, alloc.getLoc(), alloc.getType(),
-          builder.getI64IntegerAttr(alignment));
+      Value slot =
+          memref::AllocaOp::create(builder, alloc.getLoc(), alloc.getType(),
+                                   builder.getI64IntegerAttr(alignment));
       alloc.replaceAllUsesWith(slot);
       alloc.erase();
     }
@@ -205,8 +206,8 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
       intermediateBytes += interval.bytes;
 
     MLIRContext *ctx = func.getContext();
-    auto arenaType =
-        MemRefType::get({std::max<int64_t>(arenaBytes, 1)}, IntegerType::get(ctx, 8));
+    auto arenaType = MemRefType::get({std::max<int64_t>(arenaBytes, 1)},
+                                     IntegerType::get(ctx, 8));
     if (failed(func.insertArgument(func.getNumArguments(), arenaType,
                                    DictionaryAttr::get(ctx), func.getLoc())))
       return failure();
@@ -221,8 +222,8 @@ struct PlanMemoryPass : public kiln::impl::PlanMemoryBase<PlanMemoryPass> {
       Location loc = interval.alloc.getLoc();
       Value offset =
           arith::ConstantIndexOp::create(builder, loc, interval.offset);
-      Value view = memref::ViewOp::create(builder, loc, interval.alloc.getType(),
-                                          arena, offset, ValueRange());
+      Value view = memref::ViewOp::create(
+          builder, loc, interval.alloc.getType(), arena, offset, ValueRange());
       interval.alloc.replaceAllUsesWith(view);
       interval.alloc.erase();
     }

@@ -40,21 +40,20 @@ using namespace mlir;
 namespace {
 
 /// The number of leading loops that are parallel in every linalg op of the
-/// kernel, when the kernel qualifies (see the file comment); 0 otherwise.
+/// kernel (which holds a reduction), when the kernel qualifies (see the file
+/// comment); 0 otherwise.
 unsigned rowLoops(kiln::KernelOp kernel, linalg::GenericOp consumer) {
   unsigned loops = consumer.getNumLoops();
   unsigned rows = loops;
-  bool hasReduction = false;
   for (Operation &op : kernel.getBody().getOps()) {
     // A fill initializes a reduction's accumulator: it is sliced along.
     // Reshapes are the unit dims dropped at the kernel's boundary.
     if (isa<tensor::EmptyOp, arith::ConstantOp, kiln::YieldOp,
-            tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::FillOp>(
-            op))
+            tensor::ExpandShapeOp, tensor::CollapseShapeOp, linalg::FillOp>(op))
       continue;
     auto linalgOp = dyn_cast<linalg::GenericOp>(op);
-    if (!linalgOp ||
-        linalgOp.getNumLoops() != loops || !linalgOp.hasPureTensorSemantics())
+    if (!linalgOp || linalgOp.getNumLoops() != loops ||
+        !linalgOp.hasPureTensorSemantics())
       return 0;
     // The row loops must index every output the same way, or the tiles of
     // two ops would not be the same rows.
@@ -69,12 +68,11 @@ unsigned rowLoops(kiln::KernelOp kernel, linalg::GenericOp consumer) {
     }
     for (auto [i, type] : llvm::enumerate(linalgOp.getIteratorTypesArray()))
       if (type == utils::IteratorType::reduction) {
-        hasReduction = true;
         rows = std::min<unsigned>(rows, i);
         break;
       }
   }
-  return hasReduction ? rows : 0;
+  return rows;
 }
 
 /// The largest divisor of `n` that is at most `limit` (at least 1).
@@ -137,7 +135,7 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
     walkAndApplyPatterns(kernel, std::move(dropPatterns));
     RewritePatternSet cleanup(context);
     linalg::populateFoldUnitExtentDimsCanonicalizationPatterns(cleanup,
-                                                                control);
+                                                               control);
     linalg::FillOp::getCanonicalizationPatterns(cleanup, context);
     tensor::EmptyOp::getCanonicalizationPatterns(cleanup, context);
     return applyPatternsGreedily(kernel.getBody(), std::move(cleanup));

@@ -90,8 +90,8 @@ Value combine(OpBuilder &b, Location loc, Combiner combiner, Value acc, Value x,
   bool isFloat = isa<FloatType>(x.getType());
   // Reassociation lets a float sum or product be vectorized (partial sums
   // per lane); without it LLVM keeps the ordered, serial chain.
-  auto reassoc =
-      arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc);
+  auto reassoc = arith::FastMathFlagsAttr::get(b.getContext(),
+                                               arith::FastMathFlags::reassoc);
   switch (combiner) {
   case Combiner::Sum:
     return isFloat ? arith::AddFOp::create(b, loc, acc, x, reassoc).getResult()
@@ -129,9 +129,9 @@ void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
   Value product =
       isFloat ? arith::MulFOp::create(b, loc, args[0], args[1]).getResult()
               : arith::MulIOp::create(b, loc, args[0], args[1]).getResult();
-  Value sum =
-      isFloat ? arith::AddFOp::create(b, loc, args[2], product).getResult()
-              : arith::AddIOp::create(b, loc, args[2], product).getResult();
+  Value sum = isFloat
+                  ? arith::AddFOp::create(b, loc, args[2], product).getResult()
+                  : arith::AddIOp::create(b, loc, args[2], product).getResult();
   linalg::YieldOp::create(b, loc, sum);
 }
 

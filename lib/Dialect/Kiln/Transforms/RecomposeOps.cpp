@@ -43,8 +43,8 @@ bool isClose(double value, double expected) {
 
 /// A product seen as coefficient * leaf_1 * ... * leaf_n: mul trees and
 /// x^2, x^3 are flattened and constant factors (and divisions by constants)
-/// multiplied into the coefficient. Flattening stops at the given atoms, which may
-/// themselves be products.
+/// multiplied into the coefficient. Flattening stops at the given atoms, which
+/// may themselves be products.
 struct Monomial {
   double coefficient = 1.0;
   SmallVector<Value, 4> leaves;
@@ -91,8 +91,7 @@ private:
 };
 
 /// For `1 + f(y)` with f an OpTy (in either order): y.
-template <typename OpTy>
-Value matchOnePlus(Value value) {
+template <typename OpTy> Value matchOnePlus(Value value) {
   auto add = value.getDefiningOp<AddOp>();
   if (!add)
     return {};
