@@ -46,8 +46,12 @@ typedef enum kiln_status {
   KILN_ERROR_SHAPE = 5,            /* wrong rank or dims */
   KILN_ERROR_DTYPE = 6,            /* wrong element type */
   KILN_ERROR_OUT_OF_MEMORY = 7,
-  KILN_ERROR_RUN = 8               /* the model's code reported a failure */
+  KILN_ERROR_RUN = 8,              /* the model's code reported a failure */
+  KILN_ERROR_DEVICE = 9            /* no GPU driver or device, or it failed */
 } kiln_status;
+
+/* What a model was compiled for (kiln-compile --target). */
+typedef enum kiln_target { KILN_TARGET_CPU = 0, KILN_TARGET_CUDA = 1 } kiln_target;
 
 /* One input or output of a model, as compiled (all dims static). */
 typedef struct kiln_tensor_info {
@@ -88,8 +92,17 @@ kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
 /* The signature as JSON: {"inputs": [{"name", "dtype", "shape"}], ...}. */
 const char *kiln_model_signature_json(const kiln_model *model);
 
+/* The target the model was compiled for (kiln_target). */
+int32_t kiln_model_target(const kiln_model *model);
+
 /* An execution context: its scratch memory (the arena) is allocated once,
- * here. It runs the model on the calling thread only. */
+ * here. It runs the model on the calling thread only.
+ *
+ * For a CUDA model the context also loads the driver (libcuda.so.1, with
+ * dlopen), takes device 0 (or $KILN_CUDA_DEVICE), loads the kernels (cubin,
+ * or the embedded PTX through the driver's JIT), allocates the arena, the
+ * weights (copied once) and one buffer per input and output on the device,
+ * and creates one stream. num_threads is ignored. */
 kiln_status kiln_context_create(const kiln_model *model,
                                 kiln_context **context);
 /* The same, with a pool of `num_threads` threads in all (the caller of
@@ -106,6 +119,13 @@ void kiln_context_destroy(kiln_context *context);
 kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
                      size_t num_inputs, kiln_tensor *outputs,
                      size_t num_outputs);
+
+/* CUDA models only: runs on tensors whose data are device pointers
+ * (CUdeviceptr values) the caller allocated in the context's CUDA context;
+ * no host copies. Shapes and dtypes are checked as for kiln_run. */
+kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
+                            size_t num_inputs, kiln_tensor *outputs,
+                            size_t num_outputs);
 
 /*===----------------------------------------------------------------------===*
  * Profiling: a model compiled with `kiln-compile --profile` times each of its
@@ -145,7 +165,7 @@ typedef struct kiln_model_info {
   uint32_t abi_version;
   int32_t num_inputs;
   int32_t num_outputs;
-  int32_t reserved;
+  int32_t target; /* kiln_target */
   const kiln_tensor_info *inputs;
   const kiln_tensor_info *outputs;
   uint64_t arena_bytes;
@@ -166,9 +186,48 @@ typedef struct kiln_parallel_runtime {
   int32_t reserved;
 } kiln_parallel_runtime;
 
+/* A CUDA model's device code and weights. */
+typedef struct kiln_cuda_constant {
+  const void *data; /* host copy, in the library's read-only data */
+  uint64_t offset;  /* in the device weights buffer */
+  uint64_t bytes;
+} kiln_cuda_constant;
+
+typedef struct kiln_cuda_image {
+  const char *arch; /* "sm_90" */
+  const char *ptx;  /* NUL-terminated, for the driver's JIT */
+  uint64_t ptx_bytes;
+  const void *cubin; /* NULL if ptxas was not found at compile time */
+  uint64_t cubin_bytes;
+  int32_t num_kernels;
+  int32_t num_constants;
+  const char *const *kernel_names; /* kernel index -> entry name */
+  const kiln_cuda_constant *constants;
+  uint64_t weights_bytes;
+} kiln_cuda_image;
+
+/* How a CUDA model launches kernel `kernel` of its image: params is
+ * cuLaunchKernel's kernelParams (one pointer to each argument). Returns 0 on
+ * success; the runtime keeps the first failure for kiln_run to report. */
+typedef int32_t (*kiln_cuda_launch_fn)(void *handle, int32_t kernel,
+                                       uint32_t grid_x, uint32_t grid_y,
+                                       uint32_t grid_z, uint32_t block_x,
+                                       uint32_t block_y, uint32_t block_z,
+                                       void **params);
+
+typedef struct kiln_cuda_launcher {
+  void *handle;
+  kiln_cuda_launch_fn launch;
+  void *weights; /* device address of the weights buffer */
+} kiln_cuda_launcher;
+
 /* const kiln_model_info *kiln_model_get_info(void);
  * int32_t kiln_model_run(void *const *inputs, void *const *outputs,
- *                        void *arena, const kiln_parallel_runtime *rt);
+ *                        void *arena, const void *rt);
+ *   rt is a kiln_parallel_runtime for a CPU model; for a CUDA model it is a
+ *   kiln_cuda_launcher and inputs, outputs and arena are device addresses;
+ * a CUDA model also exports
+ * const kiln_cuda_image *kiln_model_get_cuda_image(void);
  * and, compiled with --profile only:
  * const kiln_model_profile *kiln_model_get_profile(void); */
 

@@ -1,10 +1,12 @@
 //===- kiln-compile.cpp - the kiln compiler driver ------------------------===//
 //
-// kiln-compile MODEL.onnx [-o OUT] [--emit=kiln|kernels|linalg|llvm|asm|obj|so]
+// kiln-compile MODEL.onnx [-o OUT]
+//              [--emit=kiln|kernels|linalg|ptx|llvm|asm|obj|so]
+//              [--target=cpu|cuda] [--gpu=sm_XX] [--cuda-path=DIR]
 //              [--mcpu=CPU] [--report[=json]] [--machine=FILE.json]
 //              [--roofline-threads=N] [--profile] [-v]
-//              [--mcpu=CPU] [--input-shape NAME=1x3x224x224] [--dim NAME=N]
-//              [--const-input NAME=FILE.pb] [-v]
+//              [--input-shape NAME=1x3x224x224] [--dim NAME=N]
+//              [--const-input NAME=FILE.pb]
 //
 // Each --emit stage stops the pipeline after that stage and writes its
 // output; the default builds model.so.
@@ -16,6 +18,8 @@
 #include "kiln/Frontend/ONNX/Importer.h"
 #include "kiln/Target/CPU/Backend.h"
 #include "kiln/Target/CPU/TargetDescription.h"
+#include "kiln/Target/CUDA/Backend.h"
+#include "kiln/Target/CUDA/TargetDescription.h"
 
 #include "kiln/Conversion/Passes.h"
 
@@ -46,7 +50,8 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitStage { Kiln, Kernels, Linalg, LLVM, Asm, Obj, So };
+enum class EmitStage { Kiln, Kernels, Linalg, PTX, LLVM, Asm, Obj, So };
+enum class Target { CPU, CUDA };
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
                                cl::Required);
@@ -62,10 +67,27 @@ cl::opt<EmitStage> emit(
         clEnumValN(EmitStage::Kernels, "kernels",
                    "kiln dialect grouped into fused kernel regions"),
         clEnumValN(EmitStage::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(EmitStage::PTX, "ptx",
+                   "the device kernels as PTX (--target=cuda)"),
         clEnumValN(EmitStage::LLVM, "llvm", "optimized LLVM IR (.ll)"),
         clEnumValN(EmitStage::Asm, "asm", "assembly (.s)"),
         clEnumValN(EmitStage::Obj, "obj", "object file (.o)"),
         clEnumValN(EmitStage::So, "so", "shared library model.so (default)")));
+cl::opt<Target> target(
+    "target", cl::desc("Where the model's kernels run"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu", "this x86-64 CPU (default)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "an NVIDIA GPU (--gpu), through the CUDA driver")));
+cl::opt<std::string> gpuChip("gpu",
+                             cl::desc("GPU architecture for --target=cuda: "
+                                      "sm_80, sm_90 (default), sm_100, sm_120"),
+                             cl::init("sm_90"), cl::value_desc("sm_XX"));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit for ptxas and libdevice (default: $KILN_CUDA_PATH, "
+             "$CUDA_HOME, /usr/local/cuda, ptxas on PATH); without one a CUDA "
+             "model embeds PTX only"),
+    cl::value_desc("DIR"));
 // --mcpu is LLVM's codegen flag: lld (linked in) registers the same flags,
 // so kiln reuses them rather than defining a clashing option.
 llvm::codegen::RegisterCodeGenFlags codegenFlags;
@@ -226,6 +248,38 @@ int printReport(llvm::ArrayRef<kiln::KernelCost> kernels,
   return 0;
 }
 
+/// linalg on tensors -> device kernels (PTX, cubin) in `signature` and host
+/// code in the LLVM dialect that launches them.
+template <typename RunPipeline>
+int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
+                 TimingScope &root, RunPipeline &runPipeline) {
+  if (!kiln::cuda::describeGPU(gpuChip)) {
+    llvm::errs() << "error: unknown GPU architecture '" << gpuChip
+                 << "' (--gpu): kiln knows";
+    for (const kiln::cuda::GPUDescription &gpu : kiln::cuda::knownGPUs())
+      llvm::errs() << " " << gpu.chip;
+    llvm::errs() << "\n";
+    return 1;
+  }
+  kiln::cuda::Options options{gpuChip, cudaPath};
+  std::string toolkit = kiln::cuda::findToolkit(options);
+  if (failed(runPipeline("device code", [&](OpPassManager &pm) {
+        kiln::cuda::buildDevicePipeline(pm, options, toolkit);
+      })))
+    return 1;
+  {
+    TimingScope timer = root.nest("ptxas");
+    if (failed(kiln::cuda::buildImage(module, options, toolkit, signature)))
+      return 1;
+  }
+  if (emit == EmitStage::PTX)
+    return 0;
+  if (failed(runPipeline("host code", kiln::cuda::buildHostPipeline)) ||
+      failed(kiln::cuda::recordDeviceLayout(module, signature)))
+    return 1;
+  return 0;
+}
+
 /// kiln dialect -> linalg -> LLVM -> assembly / object / shared library.
 int compileToMachineCode(MLIRContext &context, ModuleOp module,
                          TimingScope &root) {
@@ -258,8 +312,13 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   }
   if (profile && failed(describeKernelsForProfile(kernels, *signature)))
     return 1;
+  if (profile && target == Target::CUDA) {
+    llvm::errs() << "error: --profile is not supported for --target=cuda\n";
+    return 1;
+  }
   kiln::cpu::CodegenOptions codegen;
   codegen.profile = profile;
+  codegen.tileRows = target == Target::CPU;
   if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))
@@ -274,11 +333,24 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
     return 1;
   }
-  kiln::cpu::CodegenOptions target = kiln::cpu::codegenOptionsFor(**machine);
-  if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
-        kiln::cpu::buildLLVMDialectPipeline(pm, target);
-      })))
+  if (target == Target::CUDA) {
+    if (int status = lowerForCuda(module, *signature, root, runPipeline))
+      return status;
+    if (emit == EmitStage::PTX)
+      return emitText(root, [&](llvm::raw_ostream &os) {
+        os << signature->cuda->ptx;
+      });
+  } else if (emit == EmitStage::PTX) {
+    llvm::errs() << "error: --emit=ptx needs --target=cuda\n";
     return 1;
+  } else {
+    kiln::cpu::CodegenOptions cpuOptions =
+        kiln::cpu::codegenOptionsFor(**machine);
+    if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
+          kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);
+        })))
+      return 1;
+  }
   llvm::LLVMContext llvmContext;
   FailureOr<std::unique_ptr<llvm::Module>> llvmModule;
   {

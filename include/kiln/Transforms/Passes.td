@@ -181,4 +181,71 @@ def OutlineParallelLoops
                            "::mlir::scf::SCFDialect"];
 }
 
+def ExternalizeConstants
+    : Pass<"kiln-externalize-constants", "::mlir::ModuleOp"> {
+  let summary = "Read the model's constants from one weights buffer argument";
+  let description = [{
+    For a device target: generated kernels cannot read the host's globals,
+    so every constant `memref.global` a public function reads is given an
+    aligned offset in one weights buffer, a new trailing argument
+    (`memref<Nxi8>`), and each `memref.get_global` becomes a `memref.view`
+    of it. The globals stay in the module (the host library keeps their
+    data) and the layout is recorded on the function as
+    `kiln.constants = [[@global, offset, bytes], ...]` and
+    `kiln.weights_bytes`, so the runtime can copy each one to the device
+    once per context.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"256",
+           "Byte alignment of every constant in the weights buffer">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Turn each top-level loop nest into one GPU kernel launch";
+  let description = [{
+    Runs on bufferized, memory-planned code whose buffers all live on the
+    device. Every top-level `scf.parallel` of a public function becomes a
+    `gpu.launch` over its iteration space flattened to one dimension: thread
+    `blockIdx.x * block-size + threadIdx.x` runs one iteration (the last
+    dimension varies fastest, so neighbouring threads touch neighbouring
+    elements and accesses coalesce), guarded against the ragged last block.
+    Any other top-level op that touches memory (a loop nest with no
+    parallel dimension, a copy) becomes a one-thread launch. Pure ops the
+    kernels use (constants, index arithmetic, views of the arena or the
+    weights) are recomputed inside each kernel, so only whole buffers and
+    scalars cross into kernels. All kernels are named for one `gpu.module`
+    (`module-name`), `kernel_0`, `kernel_1`, ... in program order, for
+    gpu-kernel-outlining.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of a parallel loop's kernel">,
+    Option<"moduleName", "module-name", "std::string",
+           /*default=*/"\"kiln_kernels\"",
+           "The gpu.module the kernels are outlined into">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def LowerGPULaunches
+    : Pass<"kiln-lower-gpu-launches", "::mlir::ModuleOp"> {
+  let summary = "Launch outlined GPU kernels through the kiln runtime";
+  let description = [{
+    Host side of a device target, after the kernels were compiled (their
+    `gpu.binary` or `gpu.module` is erased here). Every public function
+    gets a trailing argument, the `kiln_cuda_launcher` of runtime.h (as
+    `memref<1xi8>`), and each `gpu.launch_func` of kernel K becomes a call
+    `kiln_launch_I(launcher, gx, gy, gz, bx, by, bz, args...)` of a private
+    declaration the backend defines (I is the kernel's index in the model's
+    kernel table). The kernel names, in index order, are recorded on the
+    module as `kiln.gpu_kernels`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -216,7 +216,8 @@ void buildKernelPipeline(OpPassManager &pm) {
 void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createConvertKilnToLinalg());
   pm.addPass(createFuseElementwise());
-  pm.addPass(createTileRows());
+  if (options.tileRows)
+    pm.addPass(createTileRows());
   pm.addPass(createInlineKernels({options.profile}));
   pm.addPass(createCanonicalizerPass());
 }
@@ -350,6 +351,10 @@ public:
     buildInfo();
     buildRun(graph);
     buildParallelLaunchers();
+    if (signature.cuda) {
+      buildCudaLaunchers();
+      buildCudaImage(*signature.cuda);
+    }
     if (llvm::Function *begin = module.getFunction("kiln_profile_begin"))
       buildProfile(begin, module.getFunction("kiln_profile_end"));
     return llvm::Error::success();
@@ -395,7 +400,9 @@ private:
             infoType, {llvm::ConstantInt::get(i32, KILN_ABI_VERSION),
                        llvm::ConstantInt::get(i32, signature.inputs.size()),
                        llvm::ConstantInt::get(i32, signature.outputs.size()),
-                       llvm::ConstantInt::get(i32, 0),
+                       llvm::ConstantInt::get(i32, signature.cuda
+                                                       ? KILN_TARGET_CUDA
+                                                       : KILN_TARGET_CPU),
                        tensorInfos(signature.inputs, "inputs"),
                        tensorInfos(signature.outputs, "outputs"),
                        llvm::ConstantInt::get(i64, signature.arenaBytes),
@@ -409,8 +416,9 @@ private:
   }
 
   /// int32_t kiln_model_run(void *const *in, void *const *out, void *arena,
-  ///                        const kiln_parallel_runtime *rt)
-  /// calls the graph function with the buffers as bare pointers.
+  ///                        const void *rt)
+  /// calls the graph function with the buffers as bare pointers (and, for a
+  /// CUDA model, the launcher's weights buffer).
   void buildRun(llvm::Function *graph) {
     auto *run = llvm::Function::Create(
         llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false),
@@ -426,8 +434,12 @@ private:
     for (unsigned i : signature.graphOutputs)
       load(run->getArg(1), i);
     // kiln-plan-memory and kiln-outline-parallel-loops appended the arena and
-    // the parallel runtime, in that order.
+    // the parallel runtime, in that order; for CUDA kiln-externalize-constants
+    // and kiln-lower-gpu-launches appended the weights and the launcher.
     args.push_back(run->getArg(2));
+    if (signature.cuda)
+      args.push_back(b.CreateLoad(
+          ptr, b.CreateStructGEP(launcherType(), run->getArg(3), 2)));
     args.push_back(run->getArg(3));
     b.CreateCall(graph, args);
     b.CreateRet(llvm::ConstantInt::get(i32, 0));
@@ -484,6 +496,110 @@ private:
       b.CreateRetVoid();
       launcher->setLinkage(llvm::GlobalValue::InternalLinkage);
     }
+  }
+
+  /// kiln_cuda_launcher {handle, launch, weights}.
+  llvm::StructType *launcherType() {
+    return llvm::StructType::get(ctx, {ptr, ptr, ptr});
+  }
+
+  /// Defines each kiln_launch_I(launcher, gx, gy, gz, bx, by, bz, args...)
+  /// that kiln-lower-gpu-launches declared: the arguments go into stack
+  /// slots, and launcher->launch(handle, I, grid, block, params) gets an
+  /// array of pointers to them (cuLaunchKernel's kernelParams).
+  void buildCudaLaunchers() {
+    constexpr llvm::StringLiteral prefix = "kiln_launch_";
+    constexpr unsigned kDims = 6;
+    SmallVector<llvm::Function *> launchers;
+    for (llvm::Function &f : module)
+      if (f.isDeclaration() && f.getName().starts_with(prefix))
+        launchers.push_back(&f);
+    auto *launchType = llvm::FunctionType::get(
+        i32, {ptr, i32, i32, i32, i32, i32, i32, i32, ptr}, false);
+    for (llvm::Function *launcher : launchers) {
+      unsigned kernel = 0;
+      (void)launcher->getName().drop_front(prefix.size()).getAsInteger(10,
+                                                                        kernel);
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", launcher));
+      unsigned numParams = launcher->arg_size() - 1 - kDims;
+      auto *paramsType = llvm::ArrayType::get(ptr, std::max(numParams, 1u));
+      llvm::Value *params = b.CreateAlloca(paramsType);
+      for (auto [i, arg] :
+           llvm::enumerate(llvm::drop_begin(launcher->args(), 1 + kDims))) {
+        llvm::Value *slot = b.CreateAlloca(arg.getType());
+        b.CreateStore(&arg, slot);
+        b.CreateStore(slot, b.CreateConstGEP2_32(paramsType, params, 0, i));
+      }
+      llvm::Value *rt = launcher->getArg(0);
+      SmallVector<llvm::Value *> args = {
+          b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 0)),
+          llvm::ConstantInt::get(i32, kernel)};
+      for (unsigned d = 0; d < kDims; ++d)
+        args.push_back(b.CreateTrunc(launcher->getArg(1 + d), i32));
+      args.push_back(params);
+      b.CreateCall(launchType,
+                   b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 1)),
+                   args);
+      b.CreateRetVoid();
+      launcher->setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  }
+
+  /// const kiln_cuda_image *kiln_model_get_cuda_image(void).
+  void buildCudaImage(const DeviceImage &image) {
+    auto *constantType = llvm::StructType::get(ctx, {ptr, i64, i64});
+    SmallVector<llvm::Constant *> constants;
+    for (const DeviceImage::Constant &c : image.constants) {
+      llvm::GlobalVariable *data = module.getGlobalVariable(c.global, true);
+      constants.push_back(llvm::ConstantStruct::get(
+          constantType,
+          {data ? static_cast<llvm::Constant *>(data)
+                : llvm::ConstantPointerNull::get(ptr),
+           llvm::ConstantInt::get(i64, c.offset),
+           llvm::ConstantInt::get(i64, c.bytes)}));
+    }
+    auto *constantsType = llvm::ArrayType::get(constantType, constants.size());
+    auto *constantTable = new llvm::GlobalVariable(
+        module, constantsType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(constantsType, constants), "kiln.constants");
+    SmallVector<llvm::Constant *> names;
+    for (auto [i, name] : llvm::enumerate(image.kernels))
+      names.push_back(string(name, "kiln.kernel_name." + llvm::Twine(i)));
+    auto *namesType = llvm::ArrayType::get(ptr, names.size());
+    auto *nameTable = new llvm::GlobalVariable(
+        module, namesType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(namesType, names), "kiln.kernel_names");
+    // The cubin is an ELF file: a byte array aligned for the driver.
+    llvm::Constant *cubin = llvm::ConstantPointerNull::get(ptr);
+    if (!image.cubin.empty()) {
+      auto *bytes = llvm::ConstantDataArray::get(
+          ctx, llvm::ArrayRef(reinterpret_cast<const uint8_t *>(
+                                  image.cubin.data()),
+                              image.cubin.size()));
+      auto *global = new llvm::GlobalVariable(
+          module, bytes->getType(), true, llvm::GlobalValue::PrivateLinkage,
+          bytes, "kiln.cubin");
+      global->setAlignment(llvm::Align(64));
+      cubin = global;
+    }
+    auto *imageType = llvm::StructType::get(
+        ctx, {ptr, ptr, i64, ptr, i64, i32, i32, ptr, ptr, i64});
+    auto *imageGlobal = new llvm::GlobalVariable(
+        module, imageType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantStruct::get(
+            imageType,
+            {string(image.arch, "kiln.arch"), string(image.ptx, "kiln.ptx"),
+             llvm::ConstantInt::get(i64, image.ptx.size()), cubin,
+             llvm::ConstantInt::get(i64, image.cubin.size()),
+             llvm::ConstantInt::get(i32, image.kernels.size()),
+             llvm::ConstantInt::get(i32, image.constants.size()), nameTable,
+             constantTable, llvm::ConstantInt::get(i64, image.weightsBytes)}),
+        "kiln.cuda_image");
+    auto *getImage = llvm::Function::Create(
+        llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
+        "kiln_model_get_cuda_image", module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", getImage));
+    b.CreateRet(imageGlobal);
   }
 
   /// Nanoseconds of CLOCK_MONOTONIC, through libc's clock_gettime (vDSO).

@@ -19,6 +19,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace kiln::cpu {
@@ -36,6 +37,21 @@ struct ProfiledKernel {
   double flops = 0, bytes = 0, predictedSeconds = 0;
 };
 
+/// A CUDA model's device code (kiln/Target/CUDA), embedded in model.so by the
+/// host ABI builder as a kiln_cuda_image.
+struct DeviceImage {
+  std::string arch, ptx, cubin;
+  /// Entry names, by kernel index (kiln_launch_I launches kernel I).
+  llvm::SmallVector<std::string> kernels;
+  /// Where each constant global goes in the device weights buffer.
+  struct Constant {
+    std::string global;
+    uint64_t offset = 0, bytes = 0;
+  };
+  llvm::SmallVector<Constant> constants;
+  uint64_t weightsBytes = 0;
+};
+
 struct ModelSignature {
   llvm::SmallVector<TensorSignature> inputs, outputs;
   /// The inputs and outputs the graph function still takes (by signature
@@ -50,6 +66,9 @@ struct ModelSignature {
   /// Set for a profiling build: one entry per kernel, in the order of the
   /// kiln_profile_begin/end indices.
   llvm::SmallVector<ProfiledKernel> profiledKernels;
+  /// Set for a CUDA model: the graph function takes device buffers, the
+  /// weights buffer and a kiln_cuda_launcher.
+  std::optional<DeviceImage> cuda;
   /// {"inputs": [...], "outputs": [...], "arena_bytes": N} as in
   /// kiln/runtime.h.
   std::string toJSON() const;
@@ -77,6 +96,9 @@ struct CodegenOptions {
   /// Whether vector ldexp is one instruction (AVX-512 vscalefps): exp and
   /// exp2 scale by 2^n with it (kiln-approximate-math{ldexp}).
   bool hasNativeLdexp = true;
+  /// Tile reduction kernels by rows into thread-pool loops (kiln-tile-rows);
+  /// off for device targets, which map loops to threads themselves.
+  bool tileRows = true;
 };
 
 /// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).

@@ -1,0 +1,204 @@
+//===- MapLoopsToGPU.cpp - kiln-map-loops-to-gpu --------------------------===//
+//
+// After memory planning, a model function is a sequence of loop nests over
+// device buffers, one per fused kernel (or a few: a matmul's zero fill, a
+// copy). Each becomes one gpu.launch whose threads split the loop nest's
+// parallel iterations; what each iteration does (a reduction loop, an
+// epilogue) runs unchanged in its thread.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_MAPLOOPSTOGPU
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that read or write no memory and have no body: they run on the host
+/// (or are recomputed in kernels), never as kernels of their own.
+bool isHostComputation(Operation *op) {
+  return op->getNumRegions() == 0 && isPure(op);
+}
+
+/// Trip count of dimension `dim` of `loop`, ceil((ub - lb) / step).
+Value tripCount(OpBuilder &b, scf::ParallelOp loop, unsigned dim) {
+  Location loc = loop.getLoc();
+  Value span = arith::SubIOp::create(b, loc, loop.getUpperBound()[dim],
+                                     loop.getLowerBound()[dim]);
+  return arith::CeilDivUIOp::create(b, loc, span, loop.getStep()[dim]);
+}
+
+/// Clones the pure ops defining values that `launch`'s body uses from above
+/// into the body, until only buffers and scalars that are block arguments
+/// (or results of impure ops) cross into the kernel.
+void sinkPureProducers(gpu::LaunchOp launch) {
+  Region &body = launch.getBody();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(body, above);
+    for (Value value : above) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer || !isHostComputation(producer))
+        continue;
+      OpBuilder b = OpBuilder::atBlockBegin(&body.front());
+      Operation *clone = b.clone(*producer);
+      for (auto [from, to] :
+           llvm::zip(producer->getResults(), clone->getResults()))
+        replaceAllUsesInRegionWith(from, to, body);
+      changed = true;
+    }
+  }
+}
+
+/// A memref.reshape to a static shape reads its shape operand from memory
+/// (on the device, now); with a dense source it is a pure reinterpretation.
+void makeStaticReshapesPure(func::FuncOp func) {
+  func.walk([](memref::ReshapeOp reshape) {
+    auto source = dyn_cast<MemRefType>(reshape.getSource().getType());
+    auto result = dyn_cast<MemRefType>(reshape.getResult().getType());
+    if (!source || !result)
+      return;
+    if (!result.hasStaticShape() || !result.getLayout().isIdentity() ||
+        !source.getLayout().isIdentity())
+      return;
+    SmallVector<int64_t> strides(result.getRank(), 1);
+    for (int64_t d = result.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * result.getDimSize(d + 1);
+    OpBuilder b(reshape);
+    Value cast = memref::ReinterpretCastOp::create(
+        b, reshape.getLoc(), result, reshape.getSource(), /*offset=*/0,
+        result.getShape(), strides);
+    reshape.replaceAllUsesWith(cast);
+    reshape.erase();
+  });
+}
+
+struct MapLoopsToGPUPass
+    : public kiln::impl::MapLoopsToGPUBase<MapLoopsToGPUPass> {
+  using MapLoopsToGPUBase::MapLoopsToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      makeStaticReshapesPure(func);
+      SmallVector<Operation *> kernels;
+      for (Operation &op : func.getBody().front().without_terminator())
+        if (!isHostComputation(&op))
+          kernels.push_back(&op);
+      for (Operation *op : kernels)
+        if (failed(mapToLaunch(op)))
+          return signalPassFailure();
+    }
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(module.getContext()));
+  }
+
+  LogicalResult mapToLaunch(Operation *op) {
+    if (!op->use_empty() || isa<memref::AllocOp, memref::AllocaOp>(op))
+      return op->emitOpError("kiln-map-loops-to-gpu: cannot run on the "
+                             "device: a top-level op that allocates or whose "
+                             "results the host uses");
+    auto loop = dyn_cast<scf::ParallelOp>(op);
+    gpu::LaunchOp launch = loop && loop.getNumResults() == 0
+                               ? mapParallelLoop(loop)
+                               : mapSingleThread(op);
+    sinkPureProducers(launch);
+    op->erase();
+    return success();
+  }
+
+  /// A launch with `blocks` x `threads` threads, named for outlining, whose
+  /// body gets a terminator; the builder is left at the start of the body.
+  gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
+                             Value threads) {
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one,
+                                        one);
+    MLIRContext *ctx = b.getContext();
+    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, moduleName));
+    launch.setFunctionAttr(FlatSymbolRefAttr::get(
+        ctx, "kernel_" + std::to_string(nextKernel++)));
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+    return launch;
+  }
+
+  /// One thread per iteration of `loop`'s flattened iteration space.
+  gpu::LaunchOp mapParallelLoop(scf::ParallelOp loop) {
+    OpBuilder b(loop);
+    Location loc = loop.getLoc();
+    SmallVector<Value> counts;
+    Value total = arith::ConstantIndexOp::create(b, loc, 1);
+    for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
+      counts.push_back(tripCount(b, loop, d));
+      total = arith::MulIOp::create(b, loc, total, counts.back());
+    }
+    Value blockSizeValue = arith::ConstantIndexOp::create(b, loc, blockSize);
+    Value threads = arith::MinUIOp::create(b, loc, total, blockSizeValue);
+    // An empty loop still launches one (idle) block: a grid of zero blocks
+    // is a launch error.
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value blocks = arith::MaxUIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, total, threads), one);
+    threads = arith::MaxUIOp::create(b, loc, threads, one);
+    gpu::LaunchOp launch = createLaunch(b, loc, blocks, threads);
+
+    gpu::KernelDim3 blockIds = launch.getBlockIds();
+    gpu::KernelDim3 threadIds = launch.getThreadIds();
+    gpu::KernelDim3 blockDims = launch.getBlockSize();
+    Value id = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, blockIds.x, blockDims.x),
+        threadIds.x);
+    Value inBounds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                           id, total);
+    auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+
+    // Delinearize, last dimension fastest.
+    IRMapping mapping;
+    Value rest = id;
+    for (int d = loop.getNumLoops() - 1; d >= 0; --d) {
+      Value index = d == 0 ? rest
+                           : arith::RemUIOp::create(b, loc, rest, counts[d]);
+      if (d > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
+      Value scaled = arith::MulIOp::create(b, loc, index, loop.getStep()[d]);
+      mapping.map(loop.getInductionVars()[d],
+                  arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
+                                        scaled));
+    }
+    for (Operation &op : loop.getBody()->without_terminator())
+      b.clone(op, mapping);
+    return launch;
+  }
+
+  /// Work with no parallel dimension (a reduction to a scalar, a copy): one
+  /// thread runs it as it is.
+  gpu::LaunchOp mapSingleThread(Operation *op) {
+    OpBuilder b(op);
+    Value one = arith::ConstantIndexOp::create(b, op->getLoc(), 1);
+    gpu::LaunchOp launch = createLaunch(b, op->getLoc(), one, one);
+    b.clone(*op);
+    return launch;
+  }
+
+  int64_t nextKernel = 0;
+};
+
+} // namespace
