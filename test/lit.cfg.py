@@ -17,7 +17,7 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs",
                    "run_node_tests_native.py", "node-native-expected.txt",
                    "e2e_vs_onnxruntime.py", "run_pip_node_tests_native.sh",
                    "pip-node-native-expected.txt", "expected_list.py",
-                   "matmul_shapes_vs_onnxruntime.py"]
+                   "matmul_shapes_vs_onnxruntime.py", "cuda_ptx_sweep.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 

@@ -8,6 +8,7 @@
 
 #include "kiln/runtime.h"
 
+#include "CudaDevice.h"
 #include "ThreadPool.h"
 
 #include <dlfcn.h>
@@ -37,8 +38,8 @@ kiln_status fail(kiln_status status, const char *format, ...) {
 }
 
 using GetInfoFn = const kiln_model_info *(*)();
-using RunFn = int32_t (*)(void *const *, void *const *, void *,
-                          const kiln_parallel_runtime *);
+using RunFn = kiln::runtime::ModelRunFn;
+using GetCudaImageFn = const kiln_cuda_image *(*)();
 
 std::string shapeString(int32_t rank, const int64_t *dims) {
   std::string text = "[";
@@ -56,6 +57,7 @@ struct kiln_model {
   const kiln_model_info *info;
   RunFn run;
   const kiln_model_profile *profile;
+  const kiln_cuda_image *cuda; // CUDA models only
 };
 
 struct kiln_context {
@@ -64,6 +66,7 @@ struct kiln_context {
   std::vector<void *> inputs, outputs;
   std::unique_ptr<kiln::runtime::ThreadPool> pool;
   kiln_parallel_runtime parallel;
+  std::unique_ptr<kiln::runtime::CudaContext> cuda;
 };
 
 extern "C" {
@@ -116,8 +119,27 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
   }
   auto getProfile =
       reinterpret_cast<GetProfileFn>(dlsym(library, "kiln_model_get_profile"));
-  *model = new (std::nothrow)
-      kiln_model{library, info, run, getProfile ? getProfile() : nullptr};
+  const kiln_cuda_image *cuda = nullptr;
+  if (info->target == KILN_TARGET_CUDA) {
+    auto getImage = reinterpret_cast<GetCudaImageFn>(
+        dlsym(library, "kiln_model_get_cuda_image"));
+    cuda = getImage ? getImage() : nullptr;
+    if (!cuda) {
+      dlclose(library);
+      return fail(KILN_ERROR_NOT_A_MODEL,
+                  "'%s' is a CUDA model without kiln_model_get_cuda_image",
+                  path);
+    }
+  } else if (info->target != KILN_TARGET_CPU) {
+    unsigned target = info->target;
+    dlclose(library);
+    return fail(KILN_ERROR_ABI_MISMATCH,
+                "'%s' was compiled for target %u, which this runtime does not "
+                "know: update the runtime",
+                path, target);
+  }
+  *model = new (std::nothrow) kiln_model{
+      library, info, run, getProfile ? getProfile() : nullptr, cuda};
   if (!*model) {
     dlclose(library);
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -144,6 +166,10 @@ void kiln_model_reset_profile(const kiln_model *model) {
               sizeof(uint64_t) * size_t(profile->num_kernels));
   std::memset(profile->calls, 0,
               sizeof(uint64_t) * size_t(profile->num_kernels));
+}
+
+int32_t kiln_model_target(const kiln_model *model) {
+  return model ? model->info->target : KILN_TARGET_CPU;
 }
 
 int32_t kiln_model_num_inputs(const kiln_model *model) {
@@ -198,9 +224,23 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "num_threads must be between 1 and %d, got %d", kMaxThreads,
                 num_threads);
-  auto *created = new (std::nothrow) kiln_context{model, nullptr, {}, {}, {}, {}};
+  auto *created =
+      new (std::nothrow) kiln_context{model, nullptr, {}, {}, {}, {}, {}};
   if (!created)
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  created->inputs.resize(model->info->num_inputs);
+  created->outputs.resize(model->info->num_outputs);
+  if (model->cuda) {
+    std::string error;
+    kiln_status status = kiln::runtime::CudaContext::create(
+        *model->info, *model->cuda, created->cuda, error);
+    if (status != KILN_OK) {
+      delete created;
+      return fail(status, "%s", error.c_str());
+    }
+    *context = created;
+    return KILN_OK;
+  }
   try {
     created->pool = std::make_unique<kiln::runtime::ThreadPool>(num_threads);
   } catch (const std::exception &e) {
@@ -220,8 +260,6 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
                   static_cast<unsigned long long>(bytes));
     }
   }
-  created->inputs.resize(model->info->num_inputs);
-  created->outputs.resize(model->info->num_outputs);
   *context = created;
   return KILN_OK;
 }
@@ -264,9 +302,11 @@ static kiln_status checkTensor(const kiln_tensor &tensor,
   return KILN_OK;
 }
 
-kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
-                     size_t num_inputs, kiln_tensor *outputs,
-                     size_t num_outputs) {
+/// Checks a run's tensors against the signature and records their data
+/// pointers in the context.
+static kiln_status checkRun(kiln_context *context, const kiln_tensor *inputs,
+                            size_t num_inputs, kiln_tensor *outputs,
+                            size_t num_outputs) {
   if (!context)
     return fail(KILN_ERROR_INVALID_ARGUMENT, "kiln_run: null context");
   const kiln_model_info *info = context->model->info;
@@ -314,10 +354,41 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
         return fail(KILN_ERROR_INVALID_ARGUMENT,
                     "output %zu overlaps output %zu", o, p);
   }
+  return KILN_OK;
+}
+
+kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
+                     size_t num_inputs, kiln_tensor *outputs,
+                     size_t num_outputs) {
+  if (kiln_status s =
+          checkRun(context, inputs, num_inputs, outputs, num_outputs))
+    return s;
+  if (context->cuda) {
+    std::string error;
+    kiln_status status =
+        context->cuda->run(context->model->run, inputs, outputs, error);
+    return status == KILN_OK ? KILN_OK : fail(status, "%s", error.c_str());
+  }
   if (context->model->run(context->inputs.data(), context->outputs.data(),
                           context->arena, &context->parallel) != 0)
     return fail(KILN_ERROR_RUN, "the model reported a failure");
   return KILN_OK;
+}
+
+kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
+                            size_t num_inputs, kiln_tensor *outputs,
+                            size_t num_outputs) {
+  if (context && !context->cuda)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_run_device: the model was compiled for the CPU; use "
+                "kiln_run");
+  if (kiln_status s =
+          checkRun(context, inputs, num_inputs, outputs, num_outputs))
+    return s;
+  std::string error;
+  kiln_status status =
+      context->cuda->runOnDevice(context->model->run, inputs, outputs, error);
+  return status == KILN_OK ? KILN_OK : fail(status, "%s", error.c_str());
 }
 
 } // extern "C"

@@ -95,29 +95,47 @@ struct MapLoopsToGPUPass
       if (func.isExternal() || !func.isPublic())
         continue;
       makeStaticReshapesPure(func);
-      SmallVector<Operation *> kernels;
-      for (Operation &op : func.getBody().front().without_terminator())
-        if (!isHostComputation(&op))
-          kernels.push_back(&op);
-      for (Operation *op : kernels)
-        if (failed(mapToLaunch(op)))
-          return signalPassFailure();
+      if (failed(mapFunction(func)))
+        return signalPassFailure();
     }
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     UnitAttr::get(module.getContext()));
   }
 
-  LogicalResult mapToLaunch(Operation *op) {
-    if (!op->use_empty() || isa<memref::AllocOp, memref::AllocaOp>(op))
-      return op->emitOpError("kiln-map-loops-to-gpu: cannot run on the "
-                             "device: a top-level op that allocates or whose "
-                             "results the host uses");
-    auto loop = dyn_cast<scf::ParallelOp>(op);
-    gpu::LaunchOp launch = loop && loop.getNumResults() == 0
-                               ? mapParallelLoop(loop)
-                               : mapSingleThread(op);
-    sinkPureProducers(launch);
-    op->erase();
+  /// Each parallel loop becomes a kernel of its own; each run of other ops
+  /// that touch memory, with the pure ops that compute on their results
+  /// (a scalar loaded, combined and stored back), becomes one single-thread
+  /// kernel.
+  LogicalResult mapFunction(func::FuncOp func) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front().without_terminator())
+      ops.push_back(&op);
+    for (size_t i = 0; i < ops.size();) {
+      Operation *op = ops[i];
+      if (isHostComputation(op)) {
+        ++i;
+        continue;
+      }
+      if (auto loop = dyn_cast<scf::ParallelOp>(op);
+          loop && loop.getNumResults() == 0) {
+        sinkPureProducers(mapParallelLoop(loop));
+        loop.erase();
+        ++i;
+        continue;
+      }
+      llvm::SetVector<Operation *> group;
+      group.insert(op);
+      for (++i; i < ops.size() && !isa<scf::ParallelOp>(ops[i]); ++i) {
+        bool usesGroup = llvm::any_of(ops[i]->getOperands(), [&](Value v) {
+          return group.contains(v.getDefiningOp());
+        });
+        if (isHostComputation(ops[i]) && !usesGroup)
+          break;
+        group.insert(ops[i]);
+      }
+      if (failed(mapSingleThread(group.getArrayRef())))
+        return failure();
+    }
     return success();
   }
 
@@ -189,13 +207,28 @@ struct MapLoopsToGPUPass
   }
 
   /// Work with no parallel dimension (a reduction to a scalar, a copy): one
-  /// thread runs it as it is.
-  gpu::LaunchOp mapSingleThread(Operation *op) {
-    OpBuilder b(op);
-    Value one = arith::ConstantIndexOp::create(b, op->getLoc(), 1);
-    gpu::LaunchOp launch = createLaunch(b, op->getLoc(), one, one);
-    b.clone(*op);
-    return launch;
+  /// thread runs `ops` as they are.
+  LogicalResult mapSingleThread(ArrayRef<Operation *> ops) {
+    Block *body = ops.front()->getBlock();
+    for (Operation *op : ops) {
+      if (isa<memref::AllocOp, memref::AllocaOp>(op))
+        return op->emitOpError("kiln-map-loops-to-gpu: cannot allocate on "
+                               "the device inside a kernel");
+      for (Operation *user : op->getUsers())
+        if (!llvm::is_contained(ops, body->findAncestorOpInBlock(*user)))
+          return op->emitOpError("kiln-map-loops-to-gpu: cannot run on the "
+                                 "device: the host uses its result");
+    }
+    OpBuilder b(ops.front());
+    Value one = arith::ConstantIndexOp::create(b, ops.front()->getLoc(), 1);
+    gpu::LaunchOp launch = createLaunch(b, ops.front()->getLoc(), one, one);
+    IRMapping mapping;
+    for (Operation *op : ops)
+      b.clone(*op, mapping);
+    sinkPureProducers(launch);
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    return success();
   }
 
   int64_t nextKernel = 0;

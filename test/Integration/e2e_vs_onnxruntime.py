@@ -152,10 +152,12 @@ def check(name, model, dims, bin_dir, work, compile_args=(), rtol=RTOL, atol=ATO
 
 def main():
     bin_dir = sys.argv[1]
+    # Extra kiln-compile flags, e.g. --emulate-gpu (the CUDA mapping on the CPU).
+    compile_args = sys.argv[2:]
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
               "gpt_block": gpt_block()}
     with tempfile.TemporaryDirectory() as work:
-        results = [check(name, model, dims, bin_dir, work)
+        results = [check(name, model, dims, bin_dir, work, compile_args)
                    for name, (model, dims) in models.items()]
     print(f"{sum(results)} of {len(results)} models match ONNX Runtime "
           f"(rtol {RTOL}, atol {ATOL})")

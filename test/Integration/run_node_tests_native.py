@@ -23,14 +23,15 @@ from expected_list import check_against_expected  # noqa: E402
 from node_import_sweep import frozen_inputs  # noqa: E402
 
 
-def run_test(bin_dir, test_dir, work):
+def run_test(bin_dir, test_dir, work, compile_flags=()):
     name = os.path.basename(test_dir)
     data = os.path.join(test_dir, "test_data_set_0")
     frozen = frozen_inputs(test_dir)
     library = os.path.join(work, name + ".so")
     compiled = subprocess.run(
         [os.path.join(bin_dir, "kiln-compile"), os.path.join(test_dir, "model.onnx"),
-         "-o", library] + frozen, capture_output=True, text=True, timeout=300)
+         "-o", library] + frozen + list(compile_flags),
+        capture_output=True, text=True, timeout=300)
     if compiled.returncode != 0:
         message = compiled.stderr.strip().splitlines()
         reason = message[0] if message else f"exit {compiled.returncode}"
@@ -135,13 +136,16 @@ def main():
     parser.add_argument("--update", action="store_true")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--report", help="write a per-op Markdown report here")
+    parser.add_argument("--compile-flag", action="append", default=[],
+                        help="pass this flag to kiln-compile (repeatable)")
     options = parser.parse_args()
     tests = sorted(d for d in os.listdir(options.node_dir)
                    if os.path.isfile(os.path.join(options.node_dir, d, "model.onnx")))
     with tempfile.TemporaryDirectory() as work:
         def run(t):
             try:
-                return run_test(options.bin_dir, os.path.join(options.node_dir, t), work)
+                return run_test(options.bin_dir, os.path.join(options.node_dir, t), work,
+                                options.compile_flag)
             except Exception as e:
                 return t, "failed", f"{type(e).__name__}: {e}"
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:

@@ -88,6 +88,12 @@ cl::opt<std::string> cudaPath(
              "$CUDA_HOME, /usr/local/cuda, ptxas on PATH); without one a CUDA "
              "model embeds PTX only"),
     cl::value_desc("DIR"));
+cl::opt<bool> emulateGPU(
+    "emulate-gpu",
+    cl::desc("Test mode: compile for the CPU through the CUDA target's "
+             "loop-to-thread mapping, running each kernel's blocks and "
+             "threads as loops"),
+    cl::Hidden);
 // --mcpu is LLVM's codegen flag: lld (linked in) registers the same flags,
 // so kiln reuses them rather than defining a clashing option.
 llvm::codegen::RegisterCodeGenFlags codegenFlags;
@@ -269,7 +275,9 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
     return 1;
   {
     TimingScope timer = root.nest("ptxas");
-    if (failed(kiln::cuda::buildImage(module, options, toolkit, signature)))
+    // --emit=ptx stops before the cubin: ptxas would only be run twice.
+    llvm::StringRef assembler = emit == EmitStage::PTX ? "" : toolkit;
+    if (failed(kiln::cuda::buildImage(module, options, assembler, signature)))
       return 1;
   }
   if (emit == EmitStage::PTX)
@@ -318,7 +326,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   }
   kiln::cpu::CodegenOptions codegen;
   codegen.profile = profile;
-  codegen.tileRows = target == Target::CPU;
+  codegen.tileRows = target == Target::CPU && !emulateGPU;
   if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))
@@ -346,6 +354,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   } else {
     kiln::cpu::CodegenOptions cpuOptions =
         kiln::cpu::codegenOptionsFor(**machine);
+    cpuOptions.emulateGPU = emulateGPU;
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);
         })))

@@ -248,4 +248,19 @@ def LowerGPULaunches
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def EmulateGPULaunches
+    : Pass<"kiln-emulate-gpu-launches", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch bodies as loops over blocks and threads";
+  let description = [{
+    A test mode for the device mapping on a machine without a GPU: every
+    `gpu.launch` whose body uses no shared memory, barriers or other
+    cross-thread operations (what kiln-map-loops-to-gpu produces) becomes
+    sequential `scf.for` loops over its grid and block, the body reading the
+    loop indices as its block and thread ids. The result computes exactly
+    what the kernels compute, so the CPU backend can run the conformance and
+    end-to-end suites through the mapping.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -244,12 +244,17 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
       "canonicalize,cse," +
-      matmul +
-      ",symbol-dce,canonicalize,"
-      "kiln-plan-memory,"
+      (options.emulateGPU ? std::string() : matmul + ",") +
+      "symbol-dce,canonicalize," +
+      (options.emulateGPU
+           ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
+           : "kiln-plan-memory,") +
       "func.func(buffer-deallocation-pipeline),"
       "func.func(convert-memref-copy-to-linalg),"
-      "func.func(convert-linalg-to-parallel-loops),"
+      "func.func(convert-linalg-to-parallel-loops)," +
+      (options.emulateGPU
+           ? "canonicalize,kiln-map-loops-to-gpu,kiln-emulate-gpu-launches,"
+           : "") +
       "func.func(scf-forall-to-parallel),"
       "kiln-outline-parallel-loops,expand-strided-metadata,"
       "lower-affine,convert-scf-to-cf," +

@@ -99,6 +99,10 @@ struct CodegenOptions {
   /// Tile reduction kernels by rows into thread-pool loops (kiln-tile-rows);
   /// off for device targets, which map loops to threads themselves.
   bool tileRows = true;
+  /// Test mode: map loops to GPU threads as the CUDA target does
+  /// (kiln-map-loops-to-gpu), then run the kernels as loops on this CPU
+  /// (kiln-emulate-gpu-launches), with the CUDA target's memory plan.
+  bool emulateGPU = false;
 };
 
 /// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).

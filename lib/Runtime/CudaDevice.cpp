@@ -1,0 +1,455 @@
+//===- CudaDevice.cpp - running CUDA models through the driver API --------===//
+//
+// The driver API is declared here, not included: the runtime builds (and CPU
+// models run) on machines without the CUDA toolkit. Only the few entry
+// points kiln needs are resolved, by their versioned ABI names.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace kiln::runtime {
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kNoBinaryForGPU = 209;
+constexpr int kComputeCapabilityMajor = 75;
+constexpr int kComputeCapabilityMinor = 76;
+constexpr int kCaptureModeThreadLocal = 1;
+constexpr int kJitErrorLogBuffer = 5;
+constexpr int kJitErrorLogBufferSize = 6;
+
+} // namespace
+
+/// The driver entry points kiln uses, resolved once per process.
+struct CudaDriver {
+  void *library = nullptr;
+  CUresult (*init)(unsigned);
+  CUresult (*getErrorName)(CUresult, const char **);
+  CUresult (*getErrorString)(CUresult, const char **);
+  CUresult (*deviceGetCount)(int *);
+  CUresult (*deviceGet)(int *, int);
+  CUresult (*deviceGetAttribute)(int *, int, int);
+  CUresult (*primaryCtxRetain)(void **, int);
+  CUresult (*primaryCtxRelease)(int);
+  CUresult (*ctxPush)(void *);
+  CUresult (*ctxPop)(void **);
+  CUresult (*moduleLoadData)(void **, const void *);
+  CUresult (*moduleLoadDataEx)(void **, const void *, unsigned, int *,
+                               void **);
+  CUresult (*moduleUnload)(void *);
+  CUresult (*moduleGetFunction)(void **, void *, const char *);
+  CUresult (*memAlloc)(CUdeviceptr *, size_t);
+  CUresult (*memFree)(CUdeviceptr);
+  CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, void *);
+  CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, void *);
+  CUresult (*streamCreate)(void **, unsigned);
+  CUresult (*streamDestroy)(void *);
+  CUresult (*streamSynchronize)(void *);
+  CUresult (*launchKernel)(void *, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, void *, void **,
+                           void **);
+  CUresult (*streamBeginCapture)(void *, int);
+  CUresult (*streamEndCapture)(void *, void **);
+  CUresult (*graphInstantiate)(void **, void *, unsigned long long);
+  CUresult (*graphLaunch)(void *, void *);
+  CUresult (*graphDestroy)(void *);
+  CUresult (*graphExecDestroy)(void *);
+
+  /// The process's driver ($KILN_CUDA_DRIVER or libcuda.so.1), or null with
+  /// `error` saying why.
+  static const CudaDriver *get(std::string &error) {
+    static std::once_flag once;
+    static CudaDriver driver;
+    static std::string loadError;
+    std::call_once(once, [] { loadError = driver.load(); });
+    error = loadError;
+    return loadError.empty() ? &driver : nullptr;
+  }
+
+private:
+  template <typename Fn> bool resolve(Fn &fn, const char *name) {
+    fn = reinterpret_cast<Fn>(dlsym(library, name));
+    return fn != nullptr;
+  }
+
+  std::string load() {
+    const char *path = std::getenv("KILN_CUDA_DRIVER");
+    if (!path || !*path)
+      path = "libcuda.so.1";
+    library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      return std::string("this model runs on an NVIDIA GPU, but the CUDA "
+                         "driver cannot be loaded (") +
+             dlerror() + ")";
+    struct Entry {
+      bool ok;
+      const char *name;
+    };
+    const Entry entries[] = {
+        {resolve(init, "cuInit"), "cuInit"},
+        {resolve(getErrorName, "cuGetErrorName"), "cuGetErrorName"},
+        {resolve(getErrorString, "cuGetErrorString"), "cuGetErrorString"},
+        {resolve(deviceGetCount, "cuDeviceGetCount"), "cuDeviceGetCount"},
+        {resolve(deviceGet, "cuDeviceGet"), "cuDeviceGet"},
+        {resolve(deviceGetAttribute, "cuDeviceGetAttribute"),
+         "cuDeviceGetAttribute"},
+        {resolve(primaryCtxRetain, "cuDevicePrimaryCtxRetain"),
+         "cuDevicePrimaryCtxRetain"},
+        {resolve(primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
+         "cuDevicePrimaryCtxRelease_v2"},
+        {resolve(ctxPush, "cuCtxPushCurrent_v2"), "cuCtxPushCurrent_v2"},
+        {resolve(ctxPop, "cuCtxPopCurrent_v2"), "cuCtxPopCurrent_v2"},
+        {resolve(moduleLoadData, "cuModuleLoadData"), "cuModuleLoadData"},
+        {resolve(moduleLoadDataEx, "cuModuleLoadDataEx"),
+         "cuModuleLoadDataEx"},
+        {resolve(moduleUnload, "cuModuleUnload"), "cuModuleUnload"},
+        {resolve(moduleGetFunction, "cuModuleGetFunction"),
+         "cuModuleGetFunction"},
+        {resolve(memAlloc, "cuMemAlloc_v2"), "cuMemAlloc_v2"},
+        {resolve(memFree, "cuMemFree_v2"), "cuMemFree_v2"},
+        {resolve(memcpyHtoD, "cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2"},
+        {resolve(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
+         "cuMemcpyHtoDAsync_v2"},
+        {resolve(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
+         "cuMemcpyDtoHAsync_v2"},
+        {resolve(streamCreate, "cuStreamCreate"), "cuStreamCreate"},
+        {resolve(streamDestroy, "cuStreamDestroy_v2"), "cuStreamDestroy_v2"},
+        {resolve(streamSynchronize, "cuStreamSynchronize"),
+         "cuStreamSynchronize"},
+        {resolve(launchKernel, "cuLaunchKernel"), "cuLaunchKernel"},
+        {resolve(streamBeginCapture, "cuStreamBeginCapture_v2"),
+         "cuStreamBeginCapture_v2"},
+        {resolve(streamEndCapture, "cuStreamEndCapture"),
+         "cuStreamEndCapture"},
+        {resolve(graphInstantiate, "cuGraphInstantiateWithFlags"),
+         "cuGraphInstantiateWithFlags"},
+        {resolve(graphLaunch, "cuGraphLaunch"), "cuGraphLaunch"},
+        {resolve(graphDestroy, "cuGraphDestroy"), "cuGraphDestroy"},
+        {resolve(graphExecDestroy, "cuGraphExecDestroy"),
+         "cuGraphExecDestroy"},
+    };
+    for (const Entry &entry : entries)
+      if (!entry.ok)
+        return std::string("the CUDA driver ") + path + " lacks " +
+               entry.name + " (too old a driver?)";
+    if (CUresult result = init(0); result != kSuccess)
+      return "cuInit failed with CUDA error " + std::to_string(result) +
+             ": no usable NVIDIA GPU or driver";
+    return "";
+  }
+};
+
+namespace {
+
+size_t tensorBytes(const kiln_tensor_info &info) {
+  size_t bytes = kiln_dtype_size(info.dtype);
+  for (int32_t d = 0; d < info.rank; ++d)
+    bytes *= static_cast<size_t>(info.dims[d]);
+  return bytes;
+}
+
+std::vector<void *> asPointers(const std::vector<CUdeviceptr> &buffers) {
+  std::vector<void *> pointers;
+  for (CUdeviceptr buffer : buffers)
+    pointers.push_back(reinterpret_cast<void *>(buffer));
+  return pointers;
+}
+
+/// Makes the context current on this thread for a scope.
+class CurrentContext {
+public:
+  CurrentContext(const CudaDriver *driver, void *ctx) : driver(driver) {
+    ok = driver->ctxPush(ctx) == kSuccess;
+  }
+  ~CurrentContext() {
+    void *popped;
+    if (ok)
+      driver->ctxPop(&popped);
+  }
+  bool ok;
+
+private:
+  const CudaDriver *driver;
+};
+
+} // namespace
+
+bool CudaContext::check(int result, const char *what) {
+  if (result == kSuccess)
+    return true;
+  const char *name = "?", *message = "";
+  driver->getErrorName(result, &name);
+  driver->getErrorString(result, &message);
+  lastError = std::string(what) + " failed: " + (name ? name : "?") + " (" +
+              (message ? message : "") + ")";
+  return false;
+}
+
+kiln_status CudaContext::create(const kiln_model_info &info,
+                                const kiln_cuda_image &image,
+                                std::unique_ptr<CudaContext> &context,
+                                std::string &error) {
+  const CudaDriver *driver = CudaDriver::get(error);
+  if (!driver)
+    return KILN_ERROR_DEVICE;
+  std::unique_ptr<CudaContext> created(new CudaContext());
+  created->driver = driver;
+  int ordinal = 0;
+  if (const char *env = std::getenv("KILN_CUDA_DEVICE"))
+    ordinal = std::atoi(env);
+  int count = 0;
+  if (!created->check(driver->deviceGetCount(&count), "cuDeviceGetCount") ||
+      ordinal < 0 || ordinal >= count) {
+    error = created->lastError.empty()
+                ? "no CUDA device " + std::to_string(ordinal) + " (" +
+                      std::to_string(count) + " found)"
+                : created->lastError;
+    return KILN_ERROR_DEVICE;
+  }
+  if (!created->check(driver->deviceGet(&created->device, ordinal),
+                      "cuDeviceGet") ||
+      !created->check(
+          driver->primaryCtxRetain(&created->ctx, created->device),
+          "cuDevicePrimaryCtxRetain")) {
+    error = created->lastError;
+    return KILN_ERROR_DEVICE;
+  }
+  CurrentContext current(driver, created->ctx);
+  kiln_status status = created->loadKernels(image);
+  if (status == KILN_OK)
+    status = created->allocate(info, image);
+  if (status != KILN_OK) {
+    error = created->lastError;
+    return status;
+  }
+  created->launcher = {created.get(), &CudaContext::launchThunk,
+                       reinterpret_cast<void *>(created->weights)};
+  context = std::move(created);
+  return KILN_OK;
+}
+
+kiln_status CudaContext::loadKernels(const kiln_cuda_image &image) {
+  if (image.num_kernels == 0)
+    return KILN_OK;
+  int major = 0, minor = 0;
+  driver->deviceGetAttribute(&major, kComputeCapabilityMajor, device);
+  driver->deviceGetAttribute(&minor, kComputeCapabilityMinor, device);
+  std::string deviceArch =
+      "sm_" + std::to_string(major) + std::to_string(minor);
+  // The cubin runs only on its own architecture; the PTX is JIT-compiled
+  // for this device (any newer one).
+  CUresult result = kNoBinaryForGPU;
+  if (image.cubin && deviceArch == image.arch)
+    result = driver->moduleLoadData(&module, image.cubin);
+  if (result != kSuccess) {
+    char log[4096] = "";
+    int options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSize};
+    void *values[] = {log, reinterpret_cast<void *>(sizeof log)};
+    result = driver->moduleLoadDataEx(&module, image.ptx, 2, options, values);
+    if (!check(result, "loading the model's PTX (JIT)")) {
+      lastError += " for " + deviceArch + " (compiled for " + image.arch +
+                   "): " + log;
+      return KILN_ERROR_DEVICE;
+    }
+  }
+  functions.resize(image.num_kernels);
+  for (int32_t k = 0; k < image.num_kernels; ++k)
+    if (!check(driver->moduleGetFunction(&functions[k], module,
+                                         image.kernel_names[k]),
+               "cuModuleGetFunction")) {
+      lastError += std::string(" for kernel ") + image.kernel_names[k];
+      return KILN_ERROR_DEVICE;
+    }
+  return KILN_OK;
+}
+
+kiln_status CudaContext::allocate(const kiln_model_info &info,
+                                  const kiln_cuda_image &image) {
+  auto alloc = [&](CUdeviceptr &ptr, size_t bytes, const char *what) {
+    if (bytes == 0 || driver->memAlloc(&ptr, bytes) == kSuccess)
+      return true;
+    lastError = "cannot allocate " + std::to_string(bytes) +
+                " bytes of device memory for " + what;
+    return false;
+  };
+  if (!alloc(arena, info.arena_bytes, "the arena") ||
+      !alloc(weights, image.weights_bytes, "the weights"))
+    return KILN_ERROR_OUT_OF_MEMORY;
+  for (int32_t c = 0; c < image.num_constants; ++c) {
+    const kiln_cuda_constant &constant = image.constants[c];
+    if (!check(driver->memcpyHtoD(weights + constant.offset, constant.data,
+                                  constant.bytes),
+               "copying the weights to the device"))
+      return KILN_ERROR_DEVICE;
+  }
+  for (int32_t i = 0; i < info.num_inputs; ++i) {
+    inputBytes.push_back(tensorBytes(info.inputs[i]));
+    inputs.push_back(0);
+    if (!alloc(inputs.back(), inputBytes.back(), info.inputs[i].name))
+      return KILN_ERROR_OUT_OF_MEMORY;
+  }
+  for (int32_t i = 0; i < info.num_outputs; ++i) {
+    outputBytes.push_back(tensorBytes(info.outputs[i]));
+    outputs.push_back(0);
+    if (!alloc(outputs.back(), outputBytes.back(), info.outputs[i].name))
+      return KILN_ERROR_OUT_OF_MEMORY;
+  }
+  if (!check(driver->streamCreate(&stream, 0), "cuStreamCreate"))
+    return KILN_ERROR_DEVICE;
+  return KILN_OK;
+}
+
+CudaContext::~CudaContext() {
+  if (!driver || !ctx)
+    return;
+  {
+    CurrentContext current(driver, ctx);
+    if (stream)
+      driver->streamSynchronize(stream);
+    if (graphExec)
+      driver->graphExecDestroy(graphExec);
+    if (graph)
+      driver->graphDestroy(graph);
+    if (stream)
+      driver->streamDestroy(stream);
+    for (CUdeviceptr ptr : inputs)
+      if (ptr)
+        driver->memFree(ptr);
+    for (CUdeviceptr ptr : outputs)
+      if (ptr)
+        driver->memFree(ptr);
+    for (CUdeviceptr ptr : {arena, weights})
+      if (ptr)
+        driver->memFree(ptr);
+    if (module)
+      driver->moduleUnload(module);
+  }
+  driver->primaryCtxRelease(device);
+}
+
+int32_t CudaContext::launchThunk(void *handle, int32_t kernel, uint32_t gx,
+                                 uint32_t gy, uint32_t gz, uint32_t bx,
+                                 uint32_t by, uint32_t bz, void **params) {
+  auto *self = static_cast<CudaContext *>(handle);
+  if (!self->launchError.empty())
+    return 1; // report the first failure only
+  if (kernel < 0 || size_t(kernel) >= self->functions.size()) {
+    self->launchError = "the model launched kernel " + std::to_string(kernel) +
+                        " of " + std::to_string(self->functions.size());
+    return 1;
+  }
+  if (!self->check(self->driver->launchKernel(self->functions[kernel], gx, gy,
+                                              gz, bx, by, bz, 0, self->stream,
+                                              params, nullptr),
+                   "cuLaunchKernel")) {
+    self->launchError =
+        self->lastError + " (kernel " + std::to_string(kernel) + ")";
+    return 1;
+  }
+  return 0;
+}
+
+kiln_status CudaContext::launchModel(ModelRunFn model, void *const *in,
+                                     void *const *out) {
+  launchError.clear();
+  model(in, out, reinterpret_cast<void *>(arena), &launcher);
+  if (!launchError.empty()) {
+    lastError = launchError;
+    return KILN_ERROR_DEVICE;
+  }
+  return KILN_OK;
+}
+
+/// Records one inference on the context's own buffers as a CUDA graph, so a
+/// run is one graph launch instead of one driver call per kernel. A failed
+/// capture (an old driver) falls back to direct launches.
+kiln_status CudaContext::captureGraph(ModelRunFn model) {
+  const char *disabled = std::getenv("KILN_CUDA_GRAPH");
+  if (graphFailed || (disabled && std::strcmp(disabled, "0") == 0)) {
+    graphFailed = true;
+    return KILN_OK;
+  }
+  if (driver->streamBeginCapture(stream, kCaptureModeThreadLocal) !=
+      kSuccess) {
+    graphFailed = true;
+    return KILN_OK;
+  }
+  std::vector<void *> in = asPointers(inputs), out = asPointers(outputs);
+  kiln_status launched = launchModel(model, in.data(), out.data());
+  CUresult ended = driver->streamEndCapture(stream, &graph);
+  if (launched != KILN_OK)
+    return launched;
+  if (ended != kSuccess ||
+      driver->graphInstantiate(&graphExec, graph, 0) != kSuccess) {
+    graphFailed = true;
+    graphExec = nullptr;
+  }
+  return KILN_OK;
+}
+
+kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
+                             kiln_tensor *out, std::string &error) {
+  // Host buffers are pageable: the copies are staged by the driver, and the
+  // graph itself only ever sees the context's own device buffers.
+  CurrentContext current(driver, ctx);
+  kiln_status status = KILN_OK;
+  for (size_t i = 0; i < inputs.size() && status == KILN_OK; ++i)
+    if (inputBytes[i] &&
+        !check(driver->memcpyHtoDAsync(inputs[i], in[i].data, inputBytes[i],
+                                       stream),
+               "copying an input to the device"))
+      status = KILN_ERROR_DEVICE;
+  if (status == KILN_OK && !graphExec)
+    status = captureGraph(model);
+  if (status == KILN_OK) {
+    if (graphExec) {
+      if (!check(driver->graphLaunch(graphExec, stream), "cuGraphLaunch"))
+        status = KILN_ERROR_DEVICE;
+    } else {
+      std::vector<void *> in = asPointers(inputs), out = asPointers(outputs);
+      status = launchModel(model, in.data(), out.data());
+    }
+  }
+  for (size_t i = 0; i < outputs.size() && status == KILN_OK; ++i)
+    if (outputBytes[i] &&
+        !check(driver->memcpyDtoHAsync(out[i].data, outputs[i],
+                                       outputBytes[i], stream),
+               "copying an output from the device"))
+      status = KILN_ERROR_DEVICE;
+  if (!check(driver->streamSynchronize(stream), "running the model") &&
+      status == KILN_OK)
+    status = KILN_ERROR_DEVICE;
+  if (status != KILN_OK)
+    error = lastError;
+  return status;
+}
+
+kiln_status CudaContext::runOnDevice(ModelRunFn model, const kiln_tensor *in,
+                                     kiln_tensor *out, std::string &error) {
+  CurrentContext current(driver, ctx);
+  std::vector<void *> devIn, devOut;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    devIn.push_back(in[i].data);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    devOut.push_back(out[i].data);
+  kiln_status status = launchModel(model, devIn.data(), devOut.data());
+  if (!check(driver->streamSynchronize(stream), "running the model") &&
+      status == KILN_OK)
+    status = KILN_ERROR_DEVICE;
+  if (status != KILN_OK)
+    error = lastError;
+  return status;
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,81 @@
+//===- CudaDevice.h - running CUDA models through the driver API ----------===//
+//
+// A CUDA model's execution context: the driver (libcuda.so.1, opened with
+// dlopen so CPU-only programs never need it), the loaded kernels, the device
+// arena, weights and input/output buffers, one stream and the CUDA graph of
+// one inference, captured on the first run and replayed after.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CUDADEVICE_H
+#define KILN_RUNTIME_CUDADEVICE_H
+
+#include "kiln/runtime.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::runtime {
+
+struct CudaDriver;
+
+/// What kiln_model_run is, seen from the runtime.
+using ModelRunFn = int32_t (*)(void *const *, void *const *, void *,
+                               const void *);
+
+class CudaContext {
+public:
+  ~CudaContext();
+
+  /// Loads the driver, takes the device, loads the image's kernels and
+  /// allocates and fills the device memory. On failure, returns a status
+  /// and sets `error`.
+  static kiln_status create(const kiln_model_info &info,
+                            const kiln_cuda_image &image,
+                            std::unique_ptr<CudaContext> &context,
+                            std::string &error);
+
+  /// Copies the host inputs in, runs the model (the captured graph), copies
+  /// the outputs back and waits.
+  kiln_status run(ModelRunFn model, const kiln_tensor *inputs,
+                  kiln_tensor *outputs, std::string &error);
+
+  /// Runs the model on caller-owned device buffers, without the graph.
+  kiln_status runOnDevice(ModelRunFn model, const kiln_tensor *inputs,
+                          kiln_tensor *outputs, std::string &error);
+
+private:
+  CudaContext() = default;
+  /// Checks a driver result; on failure records "what: NAME (message)".
+  bool check(int result, const char *what);
+  kiln_status allocate(const kiln_model_info &info,
+                       const kiln_cuda_image &image);
+  kiln_status loadKernels(const kiln_cuda_image &image);
+  /// Calls the model with the launcher on the stream; launches go to the
+  /// stream (or into a capture).
+  kiln_status launchModel(ModelRunFn model, void *const *inputs,
+                          void *const *outputs);
+  kiln_status captureGraph(ModelRunFn model);
+  static int32_t launchThunk(void *handle, int32_t kernel, uint32_t gx,
+                             uint32_t gy, uint32_t gz, uint32_t bx,
+                             uint32_t by, uint32_t bz, void **params);
+
+  const CudaDriver *driver = nullptr;
+  int device = 0;
+  void *ctx = nullptr, *module = nullptr, *stream = nullptr;
+  void *graph = nullptr, *graphExec = nullptr;
+  bool graphFailed = false;
+  std::vector<void *> functions;
+  unsigned long long arena = 0, weights = 0;
+  std::vector<unsigned long long> inputs, outputs;
+  std::vector<size_t> inputBytes, outputBytes;
+  kiln_cuda_launcher launcher{};
+  /// The first failed launch of a run, for run() to report.
+  std::string launchError;
+  std::string lastError;
+};
+
+} // namespace kiln::runtime
+
+#endif // KILN_RUNTIME_CUDADEVICE_H
