@@ -25,8 +25,12 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["kiln-opt", "kiln-compile", "kiln-run", "runtime-api-test",
-     "kiln-embed-example", "count-allocations", "runtime-cpp-test"],
+     "kiln-embed-example", "count-allocations", "runtime-cpp-test",
+     "runtime-cuda-test"],
     [config.kiln_tools_dir, config.llvm_tools_dir])
+# A stand-in libcuda.so.1 for the runtime's CUDA path (test/Runtime).
+config.substitutions.append(
+    ("%fake_cuda", os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cuda.so")))
 # The python3 with the pip wheels (lit itself may run under another one).
 config.substitutions.append(("%kiln_python", config.python_executable))
 config.substitutions.append(
