@@ -31,6 +31,8 @@ llvm_config.add_tool_substitutions(
 # A stand-in libcuda.so.1 for the runtime's CUDA path (test/Runtime).
 config.substitutions.append(
     ("%fake_cuda", os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cuda.so")))
+config.substitutions.append(
+    ("%fake_cublas", os.path.join(config.kiln_obj_root, "lib", "libkiln_fake_cublas.so")))
 # The python3 with the pip wheels (lit itself may run under another one).
 config.substitutions.append(("%kiln_python", config.python_executable))
 config.substitutions.append(

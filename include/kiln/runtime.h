@@ -193,6 +193,19 @@ typedef struct kiln_cuda_constant {
   uint64_t bytes;
 } kiln_cuda_constant;
 
+/* A row-major (batched) matrix product the runtime runs with cuBLAS:
+ * C[b] = A[b] * B[b] (+ C[b] when accumulate), b < batch, each operand
+ * stored transposed or not, batch strides in elements (0: broadcast). */
+typedef struct kiln_cuda_gemm {
+  int64_t m, n, k, batch;
+  int64_t lda, ldb, ldc;
+  int64_t stride_a, stride_b, stride_c;
+  int32_t trans_a, trans_b;
+  int32_t in_dtype, out_dtype; /* kiln_dtype: f32, f16 or bf16 */
+  int32_t accumulate;
+  int32_t tf32; /* f32 inputs may be rounded to TF32 on tensor cores */
+} kiln_cuda_gemm;
+
 typedef struct kiln_cuda_image {
   const char *arch; /* "sm_90" */
   const char *ptx;  /* NUL-terminated, for the driver's JIT */
@@ -204,6 +217,9 @@ typedef struct kiln_cuda_image {
   const char *const *kernel_names; /* kernel index -> entry name */
   const kiln_cuda_constant *constants;
   uint64_t weights_bytes;
+  int32_t num_gemms;
+  int32_t reserved;
+  const kiln_cuda_gemm *gemms; /* by index, for kiln_cuda_launcher.gemm */
 } kiln_cuda_image;
 
 /* How a CUDA model launches kernel `kernel` of its image: params is
@@ -215,10 +231,16 @@ typedef int32_t (*kiln_cuda_launch_fn)(void *handle, int32_t kernel,
                                        uint32_t block_y, uint32_t block_z,
                                        void **params);
 
+/* Runs GEMM `index` of the image on device buffers a, b and c (enqueued on
+ * the launcher's stream, like the kernels). Returns 0 on success. */
+typedef int32_t (*kiln_cuda_gemm_fn)(void *handle, int32_t index,
+                                     const void *a, const void *b, void *c);
+
 typedef struct kiln_cuda_launcher {
   void *handle;
   kiln_cuda_launch_fn launch;
   void *weights; /* device address of the weights buffer */
+  kiln_cuda_gemm_fn gemm;
 } kiln_cuda_launcher;
 
 /* const kiln_model_info *kiln_model_get_info(void);

@@ -150,6 +150,61 @@ private:
   }
 };
 
+/// The cuBLAS entry points kiln uses, resolved once per process.
+struct CublasLibrary {
+  void *library = nullptr;
+  int (*create)(void **);
+  int (*destroy)(void *);
+  int (*setStream)(void *, void *);
+  int (*setWorkspace)(void *, void *, size_t);
+  int (*gemmStridedBatchedEx)(void *, int, int, int, int, int, const void *,
+                              const void *, int, int, long long, const void *,
+                              int, int, long long, const void *, void *, int,
+                              int, long long, int, int, int);
+
+  /// $KILN_CUBLAS, or libcublas.so.13 / .12, or null with `error`.
+  static const CublasLibrary *get(std::string &error) {
+    static std::once_flag once;
+    static CublasLibrary cublas;
+    static std::string loadError;
+    std::call_once(once, [] { loadError = cublas.load(); });
+    error = loadError;
+    return loadError.empty() ? &cublas : nullptr;
+  }
+
+private:
+  template <typename Fn> bool resolve(Fn &fn, const char *name) {
+    fn = reinterpret_cast<Fn>(dlsym(library, name));
+    return fn != nullptr;
+  }
+
+  std::string load() {
+    std::string tried;
+    const char *env = std::getenv("KILN_CUBLAS");
+    std::vector<const char *> names;
+    if (env && *env)
+      names = {env};
+    else
+      names = {"libcublas.so.13", "libcublas.so.12"};
+    for (const char *name : names) {
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+      tried += std::string(tried.empty() ? "" : "; ") + dlerror();
+    }
+    if (!library)
+      return "this model runs its matrix products with cuBLAS, which cannot "
+             "be loaded (" +
+             tried + ")";
+    if (!resolve(create, "cublasCreate_v2") ||
+        !resolve(destroy, "cublasDestroy_v2") ||
+        !resolve(setStream, "cublasSetStream_v2") ||
+        !resolve(setWorkspace, "cublasSetWorkspace_v2") ||
+        !resolve(gemmStridedBatchedEx, "cublasGemmStridedBatchedEx"))
+      return "the cuBLAS library lacks an entry point kiln needs (too old?)";
+    return "";
+  }
+};
+
 namespace {
 
 size_t tensorBytes(const kiln_tensor_info &info) {
@@ -226,15 +281,19 @@ kiln_status CudaContext::create(const kiln_model_info &info,
     return KILN_ERROR_DEVICE;
   }
   CurrentContext current(driver, created->ctx);
+  created->image = &image;
   kiln_status status = created->loadKernels(image);
   if (status == KILN_OK)
     status = created->allocate(info, image);
+  if (status == KILN_OK && image.num_gemms > 0)
+    status = created->startCublas(created->lastError);
   if (status != KILN_OK) {
     error = created->lastError;
     return status;
   }
   created->launcher = {created.get(), &CudaContext::launchThunk,
-                       reinterpret_cast<void *>(created->weights)};
+                       reinterpret_cast<void *>(created->weights),
+                       &CudaContext::gemmThunk};
   context = std::move(created);
   return KILN_OK;
 }
@@ -310,6 +369,74 @@ kiln_status CudaContext::allocate(const kiln_model_info &info,
   return KILN_OK;
 }
 
+kiln_status CudaContext::startCublas(std::string &error) {
+  cublas = CublasLibrary::get(error);
+  if (!cublas)
+    return KILN_ERROR_DEVICE;
+  constexpr size_t kWorkspaceBytes = 32 << 20;
+  if (cublas->create(&cublasHandle) != 0) {
+    cublasHandle = nullptr;
+    error = "cublasCreate failed";
+    return KILN_ERROR_DEVICE;
+  }
+  if (driver->memAlloc(&cublasWorkspace, kWorkspaceBytes) != kSuccess) {
+    error = "cannot allocate the cuBLAS workspace";
+    return KILN_ERROR_OUT_OF_MEMORY;
+  }
+  if (cublas->setStream(cublasHandle, stream) != 0 ||
+      cublas->setWorkspace(cublasHandle,
+                           reinterpret_cast<void *>(cublasWorkspace),
+                           kWorkspaceBytes) != 0) {
+    error = "cannot set cuBLAS' stream and workspace";
+    return KILN_ERROR_DEVICE;
+  }
+  return KILN_OK;
+}
+
+namespace {
+
+/// cudaDataType of a kiln dtype (f32, f16, bf16).
+int cudaDataType(int32_t dtype) {
+  constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;
+  return dtype == KILN_DTYPE_F16 ? kR16F : dtype == KILN_DTYPE_BF16 ? kR16BF
+                                                                    : kR32F;
+}
+
+} // namespace
+
+int32_t CudaContext::gemmThunk(void *handle, int32_t index, const void *a,
+                               const void *b, void *c) {
+  auto *self = static_cast<CudaContext *>(handle);
+  if (!self->launchError.empty())
+    return 1;
+  if (index < 0 || index >= self->image->num_gemms) {
+    self->launchError = "the model called GEMM " + std::to_string(index) +
+                        " of " + std::to_string(self->image->num_gemms);
+    return 1;
+  }
+  const kiln_cuda_gemm &g = self->image->gemms[index];
+  // cuBLAS is column-major: the row-major C = A B is the column-major
+  // C^T = B^T A^T, so B comes first and m and n swap.
+  constexpr int kOpN = 0, kOpT = 1, kDefaultAlgo = -1;
+  constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77;
+  float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
+  int status = self->cublas->gemmStridedBatchedEx(
+      self->cublasHandle, g.trans_b ? kOpT : kOpN, g.trans_a ? kOpT : kOpN,
+      int(g.n), int(g.m), int(g.k), &alpha, b, cudaDataType(g.in_dtype),
+      int(g.ldb), g.stride_b, a, cudaDataType(g.in_dtype), int(g.lda),
+      g.stride_a, &beta, c, cudaDataType(g.out_dtype), int(g.ldc), g.stride_c,
+      int(g.batch), g.tf32 ? kCompute32FFastTF32 : kCompute32F, kDefaultAlgo);
+  if (status != 0) {
+    self->launchError = "cublasGemmStridedBatchedEx failed with status " +
+                        std::to_string(status) + " (GEMM " +
+                        std::to_string(index) + ": " + std::to_string(g.m) +
+                        "x" + std::to_string(g.n) + "x" + std::to_string(g.k) +
+                        ", batch " + std::to_string(g.batch) + ")";
+    return 1;
+  }
+  return 0;
+}
+
 CudaContext::~CudaContext() {
   if (!driver || !ctx)
     return;
@@ -317,6 +444,10 @@ CudaContext::~CudaContext() {
     CurrentContext current(driver, ctx);
     if (stream)
       driver->streamSynchronize(stream);
+    if (cublasHandle)
+      cublas->destroy(cublasHandle);
+    if (cublasWorkspace)
+      driver->memFree(cublasWorkspace);
     if (graphExec)
       driver->graphExecDestroy(graphExec);
     if (graph)

@@ -19,6 +19,7 @@
 namespace kiln::runtime {
 
 struct CudaDriver;
+struct CublasLibrary;
 
 /// What kiln_model_run is, seen from the runtime.
 using ModelRunFn = int32_t (*)(void *const *, void *const *, void *,
@@ -60,8 +61,17 @@ private:
   static int32_t launchThunk(void *handle, int32_t kernel, uint32_t gx,
                              uint32_t gy, uint32_t gz, uint32_t bx,
                              uint32_t by, uint32_t bz, void **params);
+  /// cuBLAS, its handle on the stream and a workspace (so that GEMMs need
+  /// no allocation, which graph capture forbids).
+  kiln_status startCublas(std::string &error);
+  static int32_t gemmThunk(void *handle, int32_t index, const void *a,
+                           const void *b, void *c);
 
   const CudaDriver *driver = nullptr;
+  const CublasLibrary *cublas = nullptr;
+  void *cublasHandle = nullptr;
+  unsigned long long cublasWorkspace = 0;
+  const kiln_cuda_image *image = nullptr;
   int device = 0;
   void *ctx = nullptr, *module = nullptr, *stream = nullptr;
   void *graph = nullptr, *graphExec = nullptr;

@@ -49,6 +49,18 @@ struct LowerGPULaunchesPass
         func::CallOp::create(b, launch.getLoc(), callee, operands);
         launch.erase();
       });
+      // Runtime calls (kiln_gemm_I) take the launcher first as well.
+      func.walk([&](func::CallOp call) {
+        if (!call.getCallee().starts_with("kiln_gemm_"))
+          return;
+        SmallVector<Value> operands = {launcher};
+        llvm::append_range(operands, call.getOperands());
+        call->setOperands(operands);
+        auto decl = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (decl && decl.getNumArguments() + 1 == operands.size())
+          decl.setType(FunctionType::get(
+              ctx, ValueRange(operands).getTypes(), {}));
+      });
     }
     SmallVector<Attribute> names;
     for (StringAttr name : launchers.keys())

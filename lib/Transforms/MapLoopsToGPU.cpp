@@ -30,6 +30,13 @@ bool isHostComputation(Operation *op) {
   return op->getNumRegions() == 0 && isPure(op);
 }
 
+/// Calls into the runtime (kiln_gemm_I from kiln-offload-gemms): the host
+/// makes them; they enqueue their own device work.
+bool isRuntimeCall(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  return call && call.getCallee().starts_with("kiln_gemm_");
+}
+
 /// Trip count of dimension `dim` of `loop`, ceil((ub - lb) / step).
 Value tripCount(OpBuilder &b, scf::ParallelOp loop, unsigned dim) {
   Location loc = loop.getLoc();
@@ -112,7 +119,7 @@ struct MapLoopsToGPUPass
       ops.push_back(&op);
     for (size_t i = 0; i < ops.size();) {
       Operation *op = ops[i];
-      if (isHostComputation(op)) {
+      if (isHostComputation(op) || isRuntimeCall(op)) {
         ++i;
         continue;
       }
@@ -125,7 +132,9 @@ struct MapLoopsToGPUPass
       }
       llvm::SetVector<Operation *> group;
       group.insert(op);
-      for (++i; i < ops.size() && !isa<scf::ParallelOp>(ops[i]); ++i) {
+      for (++i; i < ops.size() && !isa<scf::ParallelOp>(ops[i]) &&
+                !isRuntimeCall(ops[i]);
+           ++i) {
         bool usesGroup = llvm::any_of(ops[i]->getOperands(), [&](Value v) {
           return group.contains(v.getDefiningOp());
         });

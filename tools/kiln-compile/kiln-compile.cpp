@@ -327,6 +327,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   kiln::cpu::CodegenOptions codegen;
   codegen.profile = profile;
   codegen.tileRows = target == Target::CPU && !emulateGPU;
+  codegen.foldTransposes = !codegen.tileRows;
   if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))

@@ -242,8 +242,10 @@ def LowerGPULaunches
     `memref<1xi8>`), and each `gpu.launch_func` of kernel K becomes a call
     `kiln_launch_I(launcher, gx, gy, gz, bx, by, bz, args...)` of a private
     declaration the backend defines (I is the kernel's index in the model's
-    kernel table). The kernel names, in index order, are recorded on the
-    module as `kiln.gpu_kernels`.
+    kernel table). Calls of the runtime's GEMM (`kiln_gemm_I`, from
+    kiln-offload-gemms) get the launcher as their first operand too. The
+    kernel names, in index order, are recorded on the module as
+    `kiln.gpu_kernels`.
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
@@ -261,6 +263,47 @@ def EmulateGPULaunches
     end-to-end suites through the mapping.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def OffloadGemms : Pass<"kiln-offload-gemms", "::mlir::ModuleOp"> {
+  let summary = "Run matmul-shaped contractions through the runtime's GEMM";
+  let description = [{
+    For the CUDA target, after bufferization and memory planning: every
+    `linalg` contraction of a public function that is a (batched) matrix
+    product on dense buffers -- one M, one N and one K dimension, any batch
+    dimensions leading and in order, each operand either carrying all batch
+    dimensions or none (broadcast), either operand stored transposed --
+    becomes a call `kiln_gemm_I(A, B, C)` of a private declaration, and the
+    zero fill of C before it is dropped (beta = 0). The runtime runs it with
+    cuBLAS (tensor cores). The descriptors, by index I, are recorded on the
+    module as `kiln.gemms` (row-major: m, n, k, batch, transposes, leading
+    dimensions, batch strides in elements, beta, element types).
+    Contractions of other shapes (convolutions, partially broadcast batches)
+    stay loops.
+  }];
+  let options = [
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "Let f32 GEMMs use TF32 tensor cores (--precision=tf32)">,
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "Define each kiln_gemm_I as loops that compute exactly what its "
+           "descriptor tells the runtime (kiln-compile --emulate-gpu)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def FoldTransposes : Pass<"kiln-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Read transposed operands through permuted indexing maps";
+  let description = [{
+    On linalg on tensors: every operand of a `linalg.generic` that is the
+    result of a `linalg.transpose` is replaced by the transpose's input,
+    the operand's indexing map permuted to match, so the transposed tensor
+    is never materialized (a transpose left without users is erased). For
+    the CUDA target, where a contraction reading a transposed or head-split
+    operand still runs as one cuBLAS call (kiln-offload-gemms takes any
+    strides) and an elementwise kernel reads any permutation in one pass.
+  }];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -219,6 +219,8 @@ void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   if (options.tileRows)
     pm.addPass(createTileRows());
   pm.addPass(createInlineKernels({options.profile}));
+  if (options.foldTransposes)
+    pm.addPass(createFoldTransposes());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -249,7 +251,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       (options.emulateGPU
            ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
            : "kiln-plan-memory,") +
-      "func.func(buffer-deallocation-pipeline),"
+      "func.func(buffer-deallocation-pipeline)," +
+      (options.emulateGPU ? "kiln-offload-gemms{emulate=true}," : "") +
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops)," +
       (options.emulateGPU
@@ -358,6 +361,7 @@ public:
     buildParallelLaunchers();
     if (signature.cuda) {
       buildCudaLaunchers();
+      buildCudaGemms();
       buildCudaImage(*signature.cuda);
     }
     if (llvm::Function *begin = module.getFunction("kiln_profile_begin"))
@@ -503,9 +507,54 @@ private:
     }
   }
 
-  /// kiln_cuda_launcher {handle, launch, weights}.
+  /// kiln_cuda_launcher {handle, launch, weights, gemm}.
   llvm::StructType *launcherType() {
-    return llvm::StructType::get(ctx, {ptr, ptr, ptr});
+    return llvm::StructType::get(ctx, {ptr, ptr, ptr, ptr});
+  }
+
+  /// Defines each kiln_gemm_I(launcher, a, b, c) that kiln-offload-gemms
+  /// declared as launcher->gemm(handle, I, a, b, c).
+  void buildCudaGemms() {
+    constexpr llvm::StringLiteral prefix = "kiln_gemm_";
+    auto *gemmType =
+        llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr}, false);
+    for (llvm::Function &f : module) {
+      if (!f.isDeclaration() || !f.getName().starts_with(prefix))
+        continue;
+      unsigned index = 0;
+      (void)f.getName().drop_front(prefix.size()).getAsInteger(10, index);
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", &f));
+      llvm::Value *rt = f.getArg(0);
+      b.CreateCall(
+          gemmType, b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 3)),
+          {b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 0)),
+           llvm::ConstantInt::get(i32, index), f.getArg(1), f.getArg(2),
+           f.getArg(3)});
+      b.CreateRetVoid();
+      f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    }
+  }
+
+  /// The kiln_cuda_gemm table.
+  llvm::Constant *gemmTable(const DeviceImage &image) {
+    auto *gemmType = llvm::StructType::get(
+        ctx, {i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i32, i32, i32,
+              i32, i32, i32});
+    SmallVector<llvm::Constant *> gemms;
+    for (const DeviceImage::Gemm &g : image.gemms) {
+      SmallVector<llvm::Constant *> fields;
+      for (int64_t v : {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.strideA,
+                        g.strideB, g.strideC})
+        fields.push_back(llvm::ConstantInt::get(i64, v));
+      for (int32_t v :
+           {g.transA, g.transB, g.inType, g.outType, g.accumulate, g.tf32})
+        fields.push_back(llvm::ConstantInt::get(i32, v));
+      gemms.push_back(llvm::ConstantStruct::get(gemmType, fields));
+    }
+    auto *tableType = llvm::ArrayType::get(gemmType, gemms.size());
+    return new llvm::GlobalVariable(
+        module, tableType, true, llvm::GlobalValue::PrivateLinkage,
+        llvm::ConstantArray::get(tableType, gemms), "kiln.gemms");
   }
 
   /// Defines each kiln_launch_I(launcher, gx, gy, gz, bx, by, bz, args...)
@@ -588,7 +637,7 @@ private:
       cubin = global;
     }
     auto *imageType = llvm::StructType::get(
-        ctx, {ptr, ptr, i64, ptr, i64, i32, i32, ptr, ptr, i64});
+        ctx, {ptr, ptr, i64, ptr, i64, i32, i32, ptr, ptr, i64, i32, i32, ptr});
     auto *imageGlobal = new llvm::GlobalVariable(
         module, imageType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantStruct::get(
@@ -598,7 +647,9 @@ private:
              llvm::ConstantInt::get(i64, image.cubin.size()),
              llvm::ConstantInt::get(i32, image.kernels.size()),
              llvm::ConstantInt::get(i32, image.constants.size()), nameTable,
-             constantTable, llvm::ConstantInt::get(i64, image.weightsBytes)}),
+             constantTable, llvm::ConstantInt::get(i64, image.weightsBytes),
+             llvm::ConstantInt::get(i32, image.gemms.size()),
+             llvm::ConstantInt::get(i32, 0), gemmTable(image)}),
         "kiln.cuda_image");
     auto *getImage = llvm::Function::Create(
         llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,

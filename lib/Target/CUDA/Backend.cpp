@@ -70,6 +70,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "canonicalize,cse,"
       "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(buffer-deallocation-pipeline),"
+      "kiln-offload-gemms,"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
       "canonicalize,"
@@ -177,6 +178,21 @@ LogicalResult recordDeviceLayout(ModuleOp module,
     for (Attribute name : kernels)
       image.kernels.push_back(cast<StringAttr>(name).str());
   module->removeAttr("kiln.gpu_kernels");
+  if (auto gemms = module->getAttrOfType<ArrayAttr>("kiln.gemms")) {
+    for (Attribute entry : gemms) {
+      auto fields = cast<DictionaryAttr>(entry);
+      auto get = [&](StringRef name) {
+        return cast<IntegerAttr>(fields.get(name)).getInt();
+      };
+      image.gemms.push_back(
+          {get("m"), get("n"), get("k"), get("batch"), get("lda"), get("ldb"),
+           get("ldc"), get("stride_a"), get("stride_b"), get("stride_c"),
+           int32_t(get("trans_a")), int32_t(get("trans_b")),
+           int32_t(get("in_dtype")), int32_t(get("out_dtype")),
+           int32_t(get("accumulate")), int32_t(get("tf32"))});
+    }
+  }
+  module->removeAttr("kiln.gemms");
   Operation *graph =
       SymbolTable::lookupSymbolIn(module, cpu::kGraphFunctionName);
   if (!graph)

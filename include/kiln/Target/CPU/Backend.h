@@ -50,6 +50,12 @@ struct DeviceImage {
   };
   llvm::SmallVector<Constant> constants;
   uint64_t weightsBytes = 0;
+  /// The runtime GEMMs (kiln_cuda_gemm), by index: kiln_gemm_I runs GEMM I.
+  struct Gemm {
+    int64_t m, n, k, batch, lda, ldb, ldc, strideA, strideB, strideC;
+    int32_t transA, transB, inType, outType, accumulate, tf32;
+  };
+  llvm::SmallVector<Gemm> gemms;
 };
 
 struct ModelSignature {
@@ -99,6 +105,9 @@ struct CodegenOptions {
   /// Tile reduction kernels by rows into thread-pool loops (kiln-tile-rows);
   /// off for device targets, which map loops to threads themselves.
   bool tileRows = true;
+  /// Read transposed operands through permuted maps (kiln-fold-transposes):
+  /// for device targets, whose GEMMs take any strides.
+  bool foldTransposes = false;
   /// Test mode: map loops to GPU threads as the CUDA target does
   /// (kiln-map-loops-to-gpu), then run the kernels as loops on this CPU
   /// (kiln-emulate-gpu-launches), with the CUDA target's memory plan.
