@@ -57,4 +57,16 @@ if [[ -n "$pip_missing" ]]; then
   python3 -m pip install -q $pip_missing ||
     python3 -m pip install -q --break-system-packages $pip_missing
 fi
+# The CUDA target assembles PTX with ptxas and links libdevice: a CUDA
+# toolkit at $KILN_CUDA_PATH, /usr/local/cuda, or ptxas on PATH; else the
+# toolkit's pip wheels (nvidia-cuda-nvcc, nvidia-nvvm) linked as
+# /usr/local/cuda.
+if ! [[ -x "${KILN_CUDA_PATH:-/usr/local/cuda}/bin/ptxas" ]] && ! command -v ptxas >/dev/null; then
+  echo "install-deps: pip install nvidia-cuda-nvcc nvidia-nvvm (ptxas, libdevice)"
+  python3 -m pip install -q nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 ||
+    python3 -m pip install -q --break-system-packages nvidia-cuda-nvcc==13.0.88 \
+      nvidia-nvvm==13.0.88
+  toolkit=$(python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "cu13"))')
+  [[ -e /usr/local/cuda ]] || ln -s "$toolkit" /usr/local/cuda
+fi
 echo "install-deps: all dependencies present"

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Runs a GPU kit (bench/gpu/prepare_kit.py) on a machine with an NVIDIA GPU
+and writes the results as Markdown and JSON.
+
+    bench/gpu/run_kit.py KIT_DIR RESULTS_DIR [--repeats 7]
+
+1. Conformance: every node test model runs through kiln-run on the GPU and
+   is compared with the ONNX reference outputs; every e2e model is compared
+   with ONNX Runtime's CPU outputs (rtol 1e-3, atol 1e-4: the GPU sums in
+   another order than the CPU).
+2. Benchmark: each model runs on device buffers (kiln_run_device, no host
+   copies) and, on the same inputs and weights, in PyTorch eager and under
+   torch.compile (the ONNX graph interpreted by bench/gpu/onnx_torch.py);
+   median of `repeats` timings of 50 runs each, with CUDA events. Also the
+   end-to-end latency of kiln_run (host copies, CUDA graph replay) and the
+   measured device copy bandwidth, against which memory-bound models are
+   reported (bytes the model must move / time).
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, HERE)
+
+KILN_F32 = 1
+TORCH_KILN_DTYPES = {}
+
+
+def run_conformance(kit, manifest, results):
+    kiln_run = os.path.join(kit, "bin", "kiln-run")
+    passed, failures = 0, []
+    for test in manifest["node"]:
+        data = os.path.join(kit, "node", test["name"])
+        args = [f"--input={name}={data}/{file}" for name, file in test["inputs"]]
+        run = subprocess.run([kiln_run, os.path.join(kit, "node", test["name"] + ".so"),
+                              "--compare", data] + args,
+                             capture_output=True, text=True, timeout=120)
+        if run.returncode == 0:
+            passed += 1
+        else:
+            lines = (run.stderr or run.stdout).strip().splitlines()
+            failures.append(f"{test['name']}: {lines[-1] if lines else run.returncode}")
+    results["node"] = {"passed": passed, "total": len(manifest["node"]),
+                       "failures": failures}
+    e2e = []
+    for model in manifest["e2e"]:
+        out_dir = os.path.join(results["dir"], "e2e-" + model["name"])
+        os.makedirs(out_dir, exist_ok=True)
+        args = [f"--input={n}={os.path.join(kit, 'e2e', f)}" for n, f in model["inputs"]]
+        run = subprocess.run([kiln_run, os.path.join(kit, "e2e", model["name"] + ".so"),
+                              "--output-dir", out_dir] + args,
+                             capture_output=True, text=True, timeout=300)
+        entry = {"name": model["name"], "ok": run.returncode == 0, "error": run.stderr[-300:]}
+        for name, file in model["outputs"]:
+            if not entry["ok"]:
+                break
+            ref = np.load(os.path.join(kit, "e2e", file))
+            got = np.load(os.path.join(out_dir, name + ".npy"))
+            err = np.abs(got - ref)
+            entry[name] = float(err.max())
+            entry["ok"] &= bool(np.all(err <= 1e-4 + 1e-3 * np.abs(ref)))
+        e2e.append(entry)
+    results["e2e"] = e2e
+
+
+class DeviceRunner:
+    """kiln_run_device on torch tensors (same CUDA primary context)."""
+
+    def __init__(self, runtime, path):
+        from kiln_runtime import KilnModel, KilnTensor
+        self.model = KilnModel(runtime, path)
+        lib = self.model.lib
+        lib.kiln_run_device.argtypes = lib.kiln_run.argtypes
+        self.context = self.model.create_context()
+        self.KilnTensor = KilnTensor
+
+    def bind(self, inputs, outputs):
+        keep = []
+
+        def table(tensors):
+            t = (self.KilnTensor * len(tensors))()
+            for slot, x in zip(t, tensors):
+                dims = (ctypes.c_int64 * max(1, x.dim()))(*x.shape)
+                keep.append(dims)
+                slot.dtype, slot.rank = KILN_F32, x.dim()
+                slot.dims = ctypes.cast(dims, ctypes.POINTER(ctypes.c_int64))
+                slot.data = x.data_ptr()
+            return t
+        ins, outs = table(inputs), table(outputs)
+        lib, ctx = self.model.lib, self.context
+
+        def run():
+            status = lib.kiln_run_device(ctx, ins, len(inputs), outs, len(outputs))
+            if status:
+                raise RuntimeError(lib.kiln_last_error().decode())
+        run.keep = keep
+        return run
+
+
+def time_cuda(fn, repeats, inner=50):
+    import torch
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        samples.append(start.elapsed_time(end) / inner)
+    return float(np.median(samples))
+
+
+def copy_bandwidth(repeats):
+    import torch
+    src = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = time_cuda(lambda: dst.copy_(src), repeats, inner=20)
+    return 2 * src.numel() / (ms * 1e-3)
+
+
+def run_bench(kit, manifest, results, repeats):
+    import onnx
+    import torch
+    from models import MODELS
+    from onnx_torch import OnnxTorch
+    by_key = {m.key: m for m in MODELS}
+    runtime = os.path.join(kit, "lib", "libkiln_runtime.so")
+    results["copy_bandwidth"] = copy_bandwidth(repeats)
+    rows = []
+    for meta in manifest["bench"]:
+        spec = by_key[meta["key"]]
+        model = spec.build(spec.batch)
+        row = {"key": meta["key"], "description": meta["description"],
+               "flops": meta["flops"], "bytes": meta["bytes"]}
+        gen = torch.Generator().manual_seed(0)
+        inputs = [torch.randn([d for d in i["shape"]], generator=gen).cuda()
+                  for i in meta["inputs"]]
+        outputs = [torch.empty(o["shape"], device="cuda") for o in meta["outputs"]]
+        try:
+            runner = DeviceRunner(runtime, os.path.join(kit, "bench", meta["key"] + ".so"))
+            run = runner.bind(inputs, outputs)
+            row["kiln_ms"] = time_cuda(run, repeats)
+        except Exception as e:  # report, keep going
+            row["kiln_error"] = str(e)[:300]
+        try:
+            reference = OnnxTorch(model).cuda()
+            with torch.no_grad():
+                expected = reference(*inputs)
+                if "kiln_ms" in row:
+                    row["max_abs_error"] = max(float((o - e).abs().max())
+                                               for o, e in zip(outputs, expected))
+                row["torch_ms"] = time_cuda(lambda: reference(*inputs), repeats)
+                compiled = torch.compile(reference)
+                compiled(*inputs)
+                row["compile_ms"] = time_cuda(lambda: compiled(*inputs), repeats)
+        except Exception as e:
+            row["torch_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    results["bench"] = rows
+
+
+def write_markdown(results, path):
+    lines = ["# kiln on the GPU", "", f"Device: {results.get('device', '?')}", ""]
+    if "node" in results:
+        n = results["node"]
+        lines += [f"Node tests on the GPU: **{n['passed']} of {n['total']} pass**.", ""]
+        lines += [f"- FAIL {f}" for f in n["failures"][:50]]
+        lines += ["", "| e2e model | matches ORT (rtol 1e-3, atol 1e-4) |", "|---|---|"]
+        lines += [f"| {e['name']} | {'yes' if e['ok'] else 'NO ' + e.get('error', '')} |"
+                  for e in results["e2e"]]
+    if "bench_error" in results:
+        lines += ["", f"Benchmark not run: {results['bench_error']}"]
+    if "bench" in results:
+        bw = results["copy_bandwidth"]
+        lines += ["", f"Measured device copy bandwidth: {bw / 1e12:.2f} TB/s.", "",
+                  "| model | kiln ms | PyTorch eager ms | torch.compile ms | kiln vs eager | "
+                  "kiln vs compile | kiln % of copy bandwidth | max abs error |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in results["bench"]:
+            k, t, c = r.get("kiln_ms"), r.get("torch_ms"), r.get("compile_ms")
+            fmt = lambda v: f"{v:.4f}" if v else r.get("kiln_error", r.get("torch_error", "-"))[:60]
+            ratio = lambda a, b: f"{b / a:.2f}x" if a and b else "-"
+            share = f"{100 * r['bytes'] / (k * 1e-3) / bw:.0f}%" if k else "-"
+            lines.append(f"| {r['key']} | {fmt(k)} | {fmt(t)} | {fmt(c)} | {ratio(k, t)} | "
+                         f"{ratio(k, c)} | {share} | {r.get('max_abs_error', '-')} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("kit")
+    parser.add_argument("results")
+    parser.add_argument("--repeats", type=int, default=7)
+    options = parser.parse_args()
+    os.makedirs(options.results, exist_ok=True)
+    with open(os.path.join(options.kit, "manifest.json")) as f:
+        manifest = json.load(f)
+    try:
+        device = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                text=True).stdout.strip()
+    except FileNotFoundError:
+        device = "no nvidia-smi"
+    results = {"dir": options.results, "device": device,
+               "arch": manifest["arch"], "started": time.ctime()}
+    if manifest["node"] or manifest["e2e"]:
+        run_conformance(options.kit, manifest, results)
+    if manifest["bench"]:
+        try:
+            run_bench(options.kit, manifest, results, options.repeats)
+        except ImportError as e:  # no PyTorch: conformance results still count
+            results["bench_error"] = str(e)
+    with open(os.path.join(options.results, "gpu-results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    write_markdown(results, os.path.join(options.results, "gpu-results.md"))
+    print(open(os.path.join(options.results, "gpu-results.md")).read())
+    ok = results.get("node", {}).get("failures", []) == [] and \
+        all(e["ok"] for e in results.get("e2e", []))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

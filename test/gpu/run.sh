@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The GPU check: kiln's CUDA target on a machine with an NVIDIA GPU.
+#
+#   test/gpu/run.sh                 on a machine with the GPU and kiln's
+#                                   toolchain: builds, prepares the kit, runs it
+#   test/gpu/run.sh KIT [RESULTS]   runs a kit prepared elsewhere (for a GPU
+#                                   machine without LLVM/MLIR 22): see
+#                                   test/gpu/README.md
+#
+# Conformance (ONNX node tests and the e2e models on the GPU against their
+# references) and the GPU benchmark (kiln vs PyTorch eager and torch.compile
+# on the same graphs); results in RESULTS/gpu-results.md and .json
+# (RESULTS defaults to $OUT when set, else build/gpu-results).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PYTHONUNBUFFERED=1
+results=${2:-${OUT:-build/gpu-results}}
+if [[ $# -ge 1 ]]; then
+  kit=$1
+else
+  KILN_SKIP_DEPS=${KILN_SKIP_DEPS:-0} scripts/build.sh
+  arch=sm_$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  kit=build/gpu-kit
+  python3 bench/gpu/prepare_kit.py build "$kit" --arch "$arch"
+fi
+nvidia-smi -L
+python3 bench/gpu/run_kit.py "$kit" "$results"
