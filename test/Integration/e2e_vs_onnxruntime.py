@@ -152,15 +152,21 @@ def check(name, model, dims, bin_dir, work, compile_args=(), rtol=RTOL, atol=ATO
 
 def main():
     bin_dir = sys.argv[1]
-    # Extra kiln-compile flags, e.g. --emulate-gpu (the CUDA mapping on the CPU).
-    compile_args = sys.argv[2:]
+    # Extra kiln-compile flags, e.g. --emulate-gpu (the CUDA mapping on the
+    # CPU); --tolerance=RTOL,ATOL replaces the comparison's tolerance (for
+    # --precision=fp16/bf16).
+    compile_args = [a for a in sys.argv[2:] if not a.startswith("--tolerance=")]
+    rtol, atol = RTOL, ATOL
+    for a in sys.argv[2:]:
+        if a.startswith("--tolerance="):
+            rtol, atol = (float(v) for v in a.split("=", 1)[1].split(","))
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
               "gpt_block": gpt_block()}
     with tempfile.TemporaryDirectory() as work:
-        results = [check(name, model, dims, bin_dir, work, compile_args)
+        results = [check(name, model, dims, bin_dir, work, compile_args, rtol, atol)
                    for name, (model, dims) in models.items()]
     print(f"{sum(results)} of {len(results)} models match ONNX Runtime "
-          f"(rtol {RTOL}, atol {ATOL})")
+          f"(rtol {rtol}, atol {atol})")
     return 0 if all(results) else 1
 
 

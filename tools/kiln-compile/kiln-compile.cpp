@@ -22,12 +22,14 @@
 #include "kiln/Target/CUDA/TargetDescription.h"
 
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
@@ -88,6 +90,19 @@ cl::opt<std::string> cudaPath(
              "$CUDA_HOME, /usr/local/cuda, ptxas on PATH); without one a CUDA "
              "model embeds PTX only"),
     cl::value_desc("DIR"));
+enum class Precision { FP32, TF32, FP16, BF16 };
+cl::opt<Precision> precision(
+    "precision",
+    cl::desc("Arithmetic of the CUDA target's matrix products (the rest, "
+             "reductions and the model's inputs and outputs stay f32)"),
+    cl::init(Precision::FP32),
+    cl::values(clEnumValN(Precision::FP32, "fp32", "f32 everywhere (default)"),
+               clEnumValN(Precision::TF32, "tf32",
+                          "f32 data, TF32 tensor cores for matrix products"),
+               clEnumValN(Precision::FP16, "fp16",
+                          "f16 matrix products (f32 accumulation)"),
+               clEnumValN(Precision::BF16, "bf16",
+                          "bf16 matrix products (f32 accumulation)")));
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -268,6 +283,7 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
     return 1;
   }
   kiln::cuda::Options options{gpuChip, cudaPath};
+  options.tf32 = precision == Precision::TF32;
   std::string toolkit = kiln::cuda::findToolkit(options);
   if (failed(runPipeline("device code", [&](OpPassManager &pm) {
         kiln::cuda::buildDevicePipeline(pm, options, toolkit);
@@ -276,7 +292,7 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
   {
     TimingScope timer = root.nest("ptxas");
     // --emit=ptx stops before the cubin: ptxas would only be run twice.
-    llvm::StringRef assembler = emit == EmitStage::PTX ? "" : toolkit;
+    std::string assembler = emit == EmitStage::PTX ? "" : toolkit;
     if (failed(kiln::cuda::buildImage(module, options, assembler, signature)))
       return 1;
   }
@@ -505,6 +521,16 @@ int main(int argc, char **argv) {
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   kiln::buildGraphPipeline(pm);
+  if (precision != Precision::FP32 && target != Target::CUDA && !emulateGPU) {
+    llvm::errs() << "error: --precision needs --target=cuda\n";
+    return 1;
+  }
+  if (precision == Precision::FP16 || precision == Precision::BF16) {
+    kiln::KilnAutocastOptions autocast;
+    autocast.type = precision == Precision::FP16 ? "f16" : "bf16";
+    pm.addNestedPass<func::FuncOp>(kiln::createKilnAutocast(autocast));
+    pm.addPass(createCanonicalizerPass());
+  }
   {
     TimingScope passTimer = root.nest("graph passes");
     pm.enableTiming(passTimer);

@@ -70,7 +70,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "canonicalize,cse,"
       "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(buffer-deallocation-pipeline),"
-      "kiln-offload-gemms,"
+      "kiln-offload-gemms{{tf32={3}},"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
       "canonicalize,"
@@ -86,7 +86,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv},canonicalize,cse),"
       "reconcile-unrealized-casts,"
       "gpu-module-to-binary{{format=isa{2}}",
-      blockSize, options.chip, toolkitOption);
+      blockSize, options.chip, toolkitOption, options.tf32 ? "true" : "false");
   parseOrDie(pipeline, pm);
 }
 

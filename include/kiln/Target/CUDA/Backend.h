@@ -28,6 +28,8 @@ struct Options {
   /// The CUDA toolkit (ptxas, libdevice); empty: $KILN_CUDA_PATH,
   /// $CUDA_HOME, /usr/local/cuda, or the directory above ptxas on PATH.
   std::string toolkitPath;
+  /// Matrix products of f32 data on TF32 tensor cores (--precision=tf32).
+  bool tf32 = false;
 };
 
 /// The CUDA toolkit directory `options` names or the first one found, or ""

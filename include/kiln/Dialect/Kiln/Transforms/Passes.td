@@ -73,4 +73,26 @@ def KilnFuseKernels : Pass<"kiln-fuse-kernels", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnAutocast : Pass<"kiln-autocast", "::mlir::func::FuncOp"> {
+  let summary = "Run matrix products in half precision, the rest in f32";
+  let description = [{
+    The mixed-precision policy of `kiln-compile --precision=fp16|bf16`: every
+    f32 `kiln.matmul` reads its operands converted to `type` (f16 or bf16;
+    constant weights are converted at compile time, halving their size)
+    and its result is converted back to f32 for its consumers. Everything
+    else -- elementwise chains, reductions, softmax, layer norms,
+    convolutions, model inputs and outputs -- stays f32. The conversions are
+    elementwise ops, so fusion folds them into the kernels that produce or
+    consume the half-precision tensors: activations between a producer and
+    a matrix product are stored in half precision, and arithmetic happens
+    in f32 registers. On the CUDA target the products run on tensor cores
+    through cuBLAS with f32 accumulation.
+  }];
+  let options = [
+    Option<"type", "type", "std::string", /*default=*/"\"f16\"",
+           "The half-precision type: f16 or bf16">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD
