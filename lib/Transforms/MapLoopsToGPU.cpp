@@ -123,6 +123,12 @@ struct MapLoopsToGPUPass
         ++i;
         continue;
       }
+      // Kernels mapped already (kiln-map-reductions-to-gpu).
+      if (auto launch = dyn_cast<gpu::LaunchOp>(op)) {
+        sinkPureProducers(launch);
+        ++i;
+        continue;
+      }
       if (auto loop = dyn_cast<scf::ParallelOp>(op);
           loop && loop.getNumResults() == 0) {
         sinkPureProducers(mapParallelLoop(loop));
@@ -132,7 +138,7 @@ struct MapLoopsToGPUPass
       }
       llvm::SetVector<Operation *> group;
       group.insert(op);
-      for (++i; i < ops.size() && !isa<scf::ParallelOp>(ops[i]) &&
+      for (++i; i < ops.size() && !isa<scf::ParallelOp, gpu::LaunchOp>(ops[i]) &&
                 !isRuntimeCall(ops[i]);
            ++i) {
         bool usesGroup = llvm::any_of(ops[i]->getOperands(), [&](Value v) {

@@ -255,14 +255,18 @@ def EmulateGPULaunches
   let summary = "Run gpu.launch bodies as loops over blocks and threads";
   let description = [{
     A test mode for the device mapping on a machine without a GPU: every
-    `gpu.launch` whose body uses no shared memory, barriers or other
-    cross-thread operations (what kiln-map-loops-to-gpu produces) becomes
-    sequential `scf.for` loops over its grid and block, the body reading the
-    loop indices as its block and thread ids. The result computes exactly
-    what the kernels compute, so the CPU backend can run the conformance and
+    `gpu.launch` becomes sequential `scf.for` loops over its grid and block,
+    the body reading the loop indices as its block and thread ids. Barriers
+    at the top level of a kernel split it into phases: all threads of a
+    block run one phase before any runs the next (the barrier's guarantee),
+    values cross phases through memory (shared memory is a stack buffer per
+    block) or as pure computations each phase repeats. Warp shuffles and
+    collective reductions are rejected. The result computes exactly what the
+    kernels compute, so the CPU backend can run the conformance and
     end-to-end suites through the mapping.
   }];
-  let dependentDialects = ["::mlir::scf::SCFDialect"];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def OffloadGemms : Pass<"kiln-offload-gemms", "::mlir::ModuleOp"> {
@@ -304,6 +308,33 @@ def FoldTransposes : Pass<"kiln-fold-transposes", "::mlir::ModuleOp"> {
     operand still runs as one cuBLAS call (kiln-offload-gemms takes any
     strides) and an elementwise kernel reads any permutation in one pass.
   }];
+}
+
+def MapReductionsToGPU
+    : Pass<"kiln-map-reductions-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "One thread block per row for reductions over the last dim";
+  let description = [{
+    Runs on bufferized code before the loops are formed. A `linalg.generic`
+    on buffers whose last loop is its only reduction, with a recognized
+    combiner (addf, mulf, max, min), one output and at least `min-length`
+    elements per row, becomes a `gpu.launch` with one block of up to
+    `block-size` threads per output element: thread t folds elements
+    t, t + B, t + 2B, ... of the row (neighbouring threads read
+    neighbouring elements), the block combines the partial results in
+    shared memory in log2(B) steps separated by barriers, and thread 0
+    combines the total into the output. Other loop nests are left to
+    kiln-map-loops-to-gpu, which keeps these launches.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Most threads per row (a power of two)">,
+    Option<"minLength", "min-length", "int64_t", /*default=*/"64",
+           "Shortest row worth a block">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -252,7 +252,9 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
            ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
            : "kiln-plan-memory,") +
       "func.func(buffer-deallocation-pipeline)," +
-      (options.emulateGPU ? "kiln-offload-gemms{emulate=true}," : "") +
+      (options.emulateGPU ? "kiln-offload-gemms{emulate=true},"
+                            "kiln-map-reductions-to-gpu,"
+                          : "") +
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops)," +
       (options.emulateGPU

@@ -71,6 +71,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(buffer-deallocation-pipeline),"
       "kiln-offload-gemms{{tf32={3}},"
+      "kiln-map-reductions-to-gpu{{block-size={0}},"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
       "canonicalize,"
