@@ -121,8 +121,9 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
                      size_t num_outputs);
 
 /* CUDA models only: runs on tensors whose data are device pointers
- * (CUdeviceptr values) the caller allocated in the context's CUDA context;
- * no host copies. Shapes and dtypes are checked as for kiln_run. */
+ * (CUdeviceptr values, 16-byte aligned, as cuMemAlloc's are) the caller
+ * allocated in the context's CUDA context; no host copies. Shapes and
+ * dtypes are checked as for kiln_run. */
 kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
                             size_t num_inputs, kiln_tensor *outputs,
                             size_t num_outputs);

@@ -385,6 +385,17 @@ kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
   if (kiln_status s =
           checkRun(context, inputs, num_inputs, outputs, num_outputs))
     return s;
+  // The kernels are compiled for 16-byte aligned buffers (what cuMemAlloc
+  // gives), so they can use 128-bit accesses.
+  constexpr uintptr_t kDeviceAlignment = 16;
+  for (size_t i = 0; i < num_inputs + num_outputs; ++i) {
+    bool input = i < num_inputs;
+    const kiln_tensor &t = input ? inputs[i] : outputs[i - num_inputs];
+    if (reinterpret_cast<uintptr_t>(t.data) % kDeviceAlignment != 0)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "kiln_run_device: %s %zu is not 16-byte aligned",
+                  input ? "input" : "output", input ? i : i - num_inputs);
+  }
   std::string error;
   kiln_status status =
       context->cuda->runOnDevice(context->model->run, inputs, outputs, error);

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace kiln {
@@ -173,13 +174,70 @@ struct MapLoopsToGPUPass
   }
 
   /// One thread per iteration of `loop`'s flattened iteration space.
+  /// How many consecutive iterations of the last dimension each thread
+  /// runs: `vector-width` when the last trip count is a multiple of it and
+  /// every store writes along the last dimension (so the thread's stores,
+  /// and the loads beside them, become 128-bit accesses), else 1.
+  int64_t iterationsPerThread(scf::ParallelOp loop) {
+    unsigned last = loop.getNumLoops() - 1;
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[last]);
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[last]);
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep()[last]);
+    if (vectorWidth <= 1 || !lb || !ub || step != 1 ||
+        (*ub - *lb) % vectorWidth != 0)
+      return 1;
+    Value iv = loop.getInductionVars()[last];
+    WalkResult stores = loop.getBody()->walk([&](memref::StoreOp store) {
+      ValueRange indices = store.getIndices();
+      return !indices.empty() && indices.back() == iv ? WalkResult::advance()
+                                                      : WalkResult::interrupt();
+    });
+    return stores.wasInterrupted() ? 1 : vectorWidth;
+  }
+
+  /// The first of a thread's `width` accesses along the last dimension of
+  /// a dense buffer is `width` elements aligned when the row length is a
+  /// multiple of `width`: kernel buffers start 256-byte aligned (device
+  /// allocations, arena and weight offsets; kiln-mark-kernel-buffers), so
+  /// say it, and LLVM merges the thread's accesses into vector ones.
+  void markAlignedAccesses(Operation *root, Value firstIndex, int64_t width) {
+    root->walk([&](Operation *op) {
+      Value memref;
+      ValueRange indices;
+      if (auto load = dyn_cast<memref::LoadOp>(op)) {
+        memref = load.getMemRef();
+        indices = load.getIndices();
+      } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        memref = store.getMemRef();
+        indices = store.getIndices();
+      } else {
+        return;
+      }
+      auto type = cast<MemRefType>(memref.getType());
+      if (indices.empty() || indices.back() != firstIndex ||
+          !type.getLayout().isIdentity() || !type.hasStaticShape() ||
+          type.getShape().back() % width != 0 ||
+          !type.getElementType().isIntOrFloat() ||
+          type.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+        return;
+      int64_t bytes = width * type.getElementType().getIntOrFloatBitWidth() / 8;
+      if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
+        return;
+      op->setAttr("alignment", IntegerAttr::get(IntegerType::get(op->getContext(), 64), bytes));
+    });
+  }
+
   gpu::LaunchOp mapParallelLoop(scf::ParallelOp loop) {
     OpBuilder b(loop);
     Location loc = loop.getLoc();
+    int64_t width = iterationsPerThread(loop);
     SmallVector<Value> counts;
     Value total = arith::ConstantIndexOp::create(b, loc, 1);
     for (unsigned d = 0; d < loop.getNumLoops(); ++d) {
       counts.push_back(tripCount(b, loop, d));
+      if (d + 1 == loop.getNumLoops() && width > 1)
+        counts.back() = arith::DivUIOp::create(
+            b, loc, counts.back(), arith::ConstantIndexOp::create(b, loc, width));
       total = arith::MulIOp::create(b, loc, total, counts.back());
     }
     Value blockSizeValue = arith::ConstantIndexOp::create(b, loc, blockSize);
@@ -206,18 +264,44 @@ struct MapLoopsToGPUPass
     // Delinearize, last dimension fastest.
     IRMapping mapping;
     Value rest = id;
-    for (int d = loop.getNumLoops() - 1; d >= 0; --d) {
-      Value index = d == 0 ? rest
-                           : arith::RemUIOp::create(b, loc, rest, counts[d]);
+    unsigned last = loop.getNumLoops() - 1;
+    SmallVector<Value> indices(loop.getNumLoops());
+    for (int d = last; d >= 0; --d) {
+      indices[d] = d == 0 ? rest
+                          : arith::RemUIOp::create(b, loc, rest, counts[d]);
       if (d > 0)
         rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
+    }
+    auto mapIndex = [&](unsigned d, Value index) {
       Value scaled = arith::MulIOp::create(b, loc, index, loop.getStep()[d]);
       mapping.map(loop.getInductionVars()[d],
                   arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
                                         scaled));
+    };
+    for (unsigned d = 0; d < last; ++d)
+      mapIndex(d, indices[d]);
+    // The thread's `width` consecutive iterations of the last dimension,
+    // unrolled so that LLVM can merge their accesses.
+    Value first = arith::MulIOp::create(
+        b, loc, indices[last], arith::ConstantIndexOp::create(b, loc, width));
+    // Each copy gets its own mapping: cloning a region records its block
+    // arguments in the mapping, and a second clone with them recorded would
+    // create blocks without arguments.
+    IRMapping outer = mapping;
+    for (int64_t u = 0; u < width; ++u) {
+      mapping = outer;
+      mapIndex(last, u == 0 ? first
+                            : arith::AddIOp::create(
+                                  b, loc, first,
+                                  arith::ConstantIndexOp::create(b, loc, u))
+                                  .getResult());
+      Value index = mapping.lookup(loop.getInductionVars()[last]);
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        Operation *copy = b.clone(op, mapping);
+        if (u == 0 && width > 1)
+          markAlignedAccesses(copy, index, width);
+      }
     }
-    for (Operation &op : loop.getBody()->without_terminator())
-      b.clone(op, mapping);
     return launch;
   }
 

@@ -2,29 +2,35 @@
 // RUN: kiln-opt %s --kiln-map-loops-to-gpu=block-size=128 --canonicalize -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=B128
 
 // A 2-D parallel loop becomes one launch over its 64 * 100 iterations
-// flattened: 25 blocks of 256 threads, a guard for the ragged last block,
-// and the last dimension varying fastest. The arena view is recomputed in
-// the kernel, so only the arena itself crosses into it.
+// flattened, each thread running 4 consecutive iterations of the last
+// dimension (100 is a multiple of 4 and the store writes along it): 1600
+// threads, 7 blocks of 256, a guard for the ragged last block, the last
+// dimension varying fastest. The arena view is recomputed in the kernel,
+// so only the arena itself crosses into it.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[IN:.*]]: memref<64x100xf32>, %[[ARENA:.*]]: memref<25600xi8>)
-// CHECK: %[[C25:.*]] = arith.constant 25 : index
-// CHECK: %[[C256:.*]] = arith.constant 256 : index
-// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C25]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:.*]] = %[[C256]], {{.*}}) module(@kiln_kernels) function(@kernel_0)
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[BX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C7]], {{.*}}) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[BDX:.*]] = %[[C256]], {{.*}}) module(@kiln_kernels) function(@kernel_0)
 // CHECK-DAG: %[[VIEW:.*]] = memref.view %[[ARENA]]
 // CHECK-DAG: %[[BASE:.*]] = arith.muli %[[BX]], %[[BDX]]
 // CHECK: %[[ID:.*]] = arith.addi %[[BASE]], %[[TX]]
-// CHECK: %[[IN_BOUNDS:.*]] = arith.cmpi ult, %[[ID]], %{{.*}}
+// CHECK: %[[IN_BOUNDS:.*]] = arith.cmpi ult, %[[ID]], %c1600
 // CHECK: scf.if %[[IN_BOUNDS]]
-// CHECK-DAG: %[[J:.*]] = arith.remui %[[ID]], %{{.*}}
-// CHECK-DAG: %[[I:.*]] = arith.divui %[[ID]], %{{.*}}
+// CHECK-DAG: %[[K:.*]] = arith.remui %[[ID]], %c25
+// CHECK-DAG: %[[I:.*]] = arith.divui %[[ID]], %c25
+// CHECK: %[[J:.*]] = arith.muli %[[K]], %c4
 // CHECK: memref.load %[[IN]][%[[I]], %[[J]]]
 // CHECK: math.exp
 // CHECK: memref.store %{{.*}}, %[[VIEW]][%[[I]], %[[J]]]
+// CHECK: %[[J1:.*]] = arith.addi %[[J]], %c1
+// CHECK: memref.load %[[IN]][%[[I]], %[[J1]]]
+// CHECK-COUNT-3: math.exp
 // CHECK: gpu.terminator
 // CHECK-NOT: scf.parallel
 // B128-LABEL: func.func @elementwise
-// B128: arith.constant 50 : index
-// B128: arith.constant 128 : index
+// B128-DAG: arith.constant 13 : index
+// B128-DAG: arith.constant 128 : index
 func.func @elementwise(%in: memref<64x100xf32>, %arena: memref<25600xi8>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -212,7 +212,11 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
     `blockIdx.x * block-size + threadIdx.x` runs one iteration (the last
     dimension varies fastest, so neighbouring threads touch neighbouring
     elements and accesses coalesce), guarded against the ragged last block.
-    Any other top-level op that touches memory (a loop nest with no
+    When the last dimension's trip count is a multiple of `vector-width`
+    and every store in the loop writes along it, each thread runs that many
+    consecutive iterations of it, unrolled, so LLVM's load/store vectorizer
+    can make them 128-bit accesses. Any other top-level op that touches
+    memory (a loop nest with no
     parallel dimension, a copy) becomes a one-thread launch. Pure ops the
     kernels use (constants, index arithmetic, views of the arena or the
     weights) are recomputed inside each kernel, so only whole buffers and
@@ -223,6 +227,9 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of a parallel loop's kernel">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"4",
+           "Consecutive iterations of the last dimension per thread (for "
+           "128-bit accesses of f32), when its trip count is a multiple">,
     Option<"moduleName", "module-name", "std::string",
            /*default=*/"\"kiln_kernels\"",
            "The gpu.module the kernels are outlined into">,
@@ -335,6 +342,19 @@ def MapReductionsToGPU
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def MarkKernelBuffers : Pass<"kiln-mark-kernel-buffers", "::mlir::ModuleOp"> {
+  let summary = "Tell LLVM that kernel buffers are distinct and aligned";
+  let description = [{
+    Every memref argument of an outlined GPU kernel is a whole device
+    allocation of the model (an input, an output, the arena or the
+    weights), each 256-byte aligned by the driver, and none overlaps
+    another that the kernel writes (kiln_run checks outputs against
+    inputs): the arguments get `llvm.noalias` and `llvm.align = 16`. That
+    lets LLVM turn a thread's neighbouring accesses into 128-bit loads and
+    stores, and read inputs through the read-only data cache.
+  }];
 }
 
 #endif // KILN_TRANSFORMS_PASSES_TD

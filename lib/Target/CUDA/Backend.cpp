@@ -81,6 +81,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "convert-math-to-funcs,"
       "kiln-map-loops-to-gpu{{block-size={0}},"
       "gpu-kernel-outlining,"
+      "kiln-mark-kernel-buffers,"
       "kiln-approximate-math,"
       "nvvm-attach-target{{chip={1} O=3},"
       "gpu.module(expand-strided-metadata,lower-affine,convert-scf-to-cf,"
