@@ -46,12 +46,15 @@ typedef enum kiln_status {
   KILN_ERROR_SHAPE = 5,            /* wrong rank or dims */
   KILN_ERROR_DTYPE = 6,            /* wrong element type */
   KILN_ERROR_OUT_OF_MEMORY = 7,
-  KILN_ERROR_RUN = 8,              /* the model's code reported a failure */
-  KILN_ERROR_DEVICE = 9            /* no GPU driver or device, or it failed */
+  KILN_ERROR_RUN = 8,   /* the model's code reported a failure */
+  KILN_ERROR_DEVICE = 9 /* no GPU driver or device, or it failed */
 } kiln_status;
 
 /* What a model was compiled for (kiln-compile --target). */
-typedef enum kiln_target { KILN_TARGET_CPU = 0, KILN_TARGET_CUDA = 1 } kiln_target;
+typedef enum kiln_target {
+  KILN_TARGET_CPU = 0,
+  KILN_TARGET_CUDA = 1
+} kiln_target;
 
 /* One input or output of a model, as compiled (all dims static). */
 typedef struct kiln_tensor_info {
@@ -181,8 +184,7 @@ typedef void (*kiln_task_fn)(void *ctx, int64_t begin, int64_t end);
  * are done. */
 typedef struct kiln_parallel_runtime {
   void *pool;
-  void (*parallel_for)(void *pool, int64_t count, kiln_task_fn task,
-                       void *ctx);
+  void (*parallel_for)(void *pool, int64_t count, kiln_task_fn task, void *ctx);
   int32_t num_threads;
   int32_t reserved;
 } kiln_parallel_runtime;
@@ -234,8 +236,8 @@ typedef int32_t (*kiln_cuda_launch_fn)(void *handle, int32_t kernel,
 
 /* Runs GEMM `index` of the image on device buffers a, b and c (enqueued on
  * the launcher's stream, like the kernels). Returns 0 on success. */
-typedef int32_t (*kiln_cuda_gemm_fn)(void *handle, int32_t index,
-                                     const void *a, const void *b, void *c);
+typedef int32_t (*kiln_cuda_gemm_fn)(void *handle, int32_t index, const void *a,
+                                     const void *b, void *c);
 
 typedef struct kiln_cuda_launcher {
   void *handle;

@@ -30,9 +30,29 @@ constexpr int kJitErrorLogBufferSize = 6;
 
 } // namespace
 
-/// The driver entry points kiln uses, resolved once per process.
-struct CudaDriver {
+/// A library opened once per process with dlopen: get() returns it, or
+/// null with `error` saying why Derived::load() could not open it.
+template <typename Derived> struct DynamicLibrary {
   void *library = nullptr;
+
+  static const Derived *get(std::string &error) {
+    static std::once_flag once;
+    static Derived instance;
+    static std::string loadError;
+    std::call_once(once, [] { loadError = instance.load(); });
+    error = loadError;
+    return loadError.empty() ? &instance : nullptr;
+  }
+
+protected:
+  template <typename Fn> bool resolve(Fn &fn, const char *name) {
+    fn = reinterpret_cast<Fn>(dlsym(library, name));
+    return fn != nullptr;
+  }
+};
+
+/// The driver entry points kiln uses, resolved once per process.
+struct CudaDriver : DynamicLibrary<CudaDriver> {
   CUresult (*init)(unsigned);
   CUresult (*getErrorName)(CUresult, const char **);
   CUresult (*getErrorString)(CUresult, const char **);
@@ -44,8 +64,7 @@ struct CudaDriver {
   CUresult (*ctxPush)(void *);
   CUresult (*ctxPop)(void **);
   CUresult (*moduleLoadData)(void **, const void *);
-  CUresult (*moduleLoadDataEx)(void **, const void *, unsigned, int *,
-                               void **);
+  CUresult (*moduleLoadDataEx)(void **, const void *, unsigned, int *, void **);
   CUresult (*moduleUnload)(void *);
   CUresult (*moduleGetFunction)(void **, void *, const char *);
   CUresult (*memAlloc)(CUdeviceptr *, size_t);
@@ -66,23 +85,9 @@ struct CudaDriver {
   CUresult (*graphDestroy)(void *);
   CUresult (*graphExecDestroy)(void *);
 
-  /// The process's driver ($KILN_CUDA_DRIVER or libcuda.so.1), or null with
-  /// `error` saying why.
-  static const CudaDriver *get(std::string &error) {
-    static std::once_flag once;
-    static CudaDriver driver;
-    static std::string loadError;
-    std::call_once(once, [] { loadError = driver.load(); });
-    error = loadError;
-    return loadError.empty() ? &driver : nullptr;
-  }
-
 private:
-  template <typename Fn> bool resolve(Fn &fn, const char *name) {
-    fn = reinterpret_cast<Fn>(dlsym(library, name));
-    return fn != nullptr;
-  }
-
+  friend DynamicLibrary<CudaDriver>;
+  /// Opens $KILN_CUDA_DRIVER or libcuda.so.1 and initializes it.
   std::string load() {
     const char *path = std::getenv("KILN_CUDA_DRIVER");
     if (!path || !*path)
@@ -111,8 +116,7 @@ private:
         {resolve(ctxPush, "cuCtxPushCurrent_v2"), "cuCtxPushCurrent_v2"},
         {resolve(ctxPop, "cuCtxPopCurrent_v2"), "cuCtxPopCurrent_v2"},
         {resolve(moduleLoadData, "cuModuleLoadData"), "cuModuleLoadData"},
-        {resolve(moduleLoadDataEx, "cuModuleLoadDataEx"),
-         "cuModuleLoadDataEx"},
+        {resolve(moduleLoadDataEx, "cuModuleLoadDataEx"), "cuModuleLoadDataEx"},
         {resolve(moduleUnload, "cuModuleUnload"), "cuModuleUnload"},
         {resolve(moduleGetFunction, "cuModuleGetFunction"),
          "cuModuleGetFunction"},
@@ -130,19 +134,17 @@ private:
         {resolve(launchKernel, "cuLaunchKernel"), "cuLaunchKernel"},
         {resolve(streamBeginCapture, "cuStreamBeginCapture_v2"),
          "cuStreamBeginCapture_v2"},
-        {resolve(streamEndCapture, "cuStreamEndCapture"),
-         "cuStreamEndCapture"},
+        {resolve(streamEndCapture, "cuStreamEndCapture"), "cuStreamEndCapture"},
         {resolve(graphInstantiate, "cuGraphInstantiateWithFlags"),
          "cuGraphInstantiateWithFlags"},
         {resolve(graphLaunch, "cuGraphLaunch"), "cuGraphLaunch"},
         {resolve(graphDestroy, "cuGraphDestroy"), "cuGraphDestroy"},
-        {resolve(graphExecDestroy, "cuGraphExecDestroy"),
-         "cuGraphExecDestroy"},
+        {resolve(graphExecDestroy, "cuGraphExecDestroy"), "cuGraphExecDestroy"},
     };
     for (const Entry &entry : entries)
       if (!entry.ok)
-        return std::string("the CUDA driver ") + path + " lacks " +
-               entry.name + " (too old a driver?)";
+        return std::string("the CUDA driver ") + path + " lacks " + entry.name +
+               " (too old a driver?)";
     if (CUresult result = init(0); result != kSuccess)
       return "cuInit failed with CUDA error " + std::to_string(result) +
              ": no usable NVIDIA GPU or driver";
@@ -151,8 +153,7 @@ private:
 };
 
 /// The cuBLAS entry points kiln uses, resolved once per process.
-struct CublasLibrary {
-  void *library = nullptr;
+struct CublasLibrary : DynamicLibrary<CublasLibrary> {
   int (*create)(void **);
   int (*destroy)(void *);
   int (*setStream)(void *, void *);
@@ -162,22 +163,9 @@ struct CublasLibrary {
                               int, int, long long, const void *, void *, int,
                               int, long long, int, int, int);
 
-  /// $KILN_CUBLAS, or libcublas.so.13 / .12, or null with `error`.
-  static const CublasLibrary *get(std::string &error) {
-    static std::once_flag once;
-    static CublasLibrary cublas;
-    static std::string loadError;
-    std::call_once(once, [] { loadError = cublas.load(); });
-    error = loadError;
-    return loadError.empty() ? &cublas : nullptr;
-  }
-
 private:
-  template <typename Fn> bool resolve(Fn &fn, const char *name) {
-    fn = reinterpret_cast<Fn>(dlsym(library, name));
-    return fn != nullptr;
-  }
-
+  friend DynamicLibrary<CublasLibrary>;
+  /// Opens $KILN_CUBLAS, or libcublas.so.13 or .12.
   std::string load() {
     std::string tried;
     const char *env = std::getenv("KILN_CUBLAS");
@@ -274,9 +262,8 @@ kiln_status CudaContext::create(const kiln_model_info &info,
   }
   if (!created->check(driver->deviceGet(&created->device, ordinal),
                       "cuDeviceGet") ||
-      !created->check(
-          driver->primaryCtxRetain(&created->ctx, created->device),
-          "cuDevicePrimaryCtxRetain")) {
+      !created->check(driver->primaryCtxRetain(&created->ctx, created->device),
+                      "cuDevicePrimaryCtxRetain")) {
     error = created->lastError;
     return KILN_ERROR_DEVICE;
   }
@@ -317,8 +304,8 @@ kiln_status CudaContext::loadKernels(const kiln_cuda_image &image) {
     void *values[] = {log, reinterpret_cast<void *>(sizeof log)};
     result = driver->moduleLoadDataEx(&module, image.ptx, 2, options, values);
     if (!check(result, "loading the model's PTX (JIT)")) {
-      lastError += " for " + deviceArch + " (compiled for " + image.arch +
-                   "): " + log;
+      lastError +=
+          " for " + deviceArch + " (compiled for " + image.arch + "): " + log;
       return KILN_ERROR_DEVICE;
     }
   }
@@ -398,8 +385,9 @@ namespace {
 /// cudaDataType of a kiln dtype (f32, f16, bf16).
 int cudaDataType(int32_t dtype) {
   constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;
-  return dtype == KILN_DTYPE_F16 ? kR16F : dtype == KILN_DTYPE_BF16 ? kR16BF
-                                                                    : kR32F;
+  return dtype == KILN_DTYPE_F16    ? kR16F
+         : dtype == KILN_DTYPE_BF16 ? kR16BF
+                                    : kR32F;
 }
 
 } // namespace
@@ -511,8 +499,7 @@ kiln_status CudaContext::captureGraph(ModelRunFn model) {
     graphFailed = true;
     return KILN_OK;
   }
-  if (driver->streamBeginCapture(stream, kCaptureModeThreadLocal) !=
-      kSuccess) {
+  if (driver->streamBeginCapture(stream, kCaptureModeThreadLocal) != kSuccess) {
     graphFailed = true;
     return KILN_OK;
   }
@@ -536,10 +523,9 @@ kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
   CurrentContext current(driver, ctx);
   kiln_status status = KILN_OK;
   for (size_t i = 0; i < inputs.size() && status == KILN_OK; ++i)
-    if (inputBytes[i] &&
-        !check(driver->memcpyHtoDAsync(inputs[i], in[i].data, inputBytes[i],
-                                       stream),
-               "copying an input to the device"))
+    if (inputBytes[i] && !check(driver->memcpyHtoDAsync(inputs[i], in[i].data,
+                                                        inputBytes[i], stream),
+                                "copying an input to the device"))
       status = KILN_ERROR_DEVICE;
   if (status == KILN_OK && !graphExec)
     status = captureGraph(model);
@@ -554,8 +540,8 @@ kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
   }
   for (size_t i = 0; i < outputs.size() && status == KILN_OK; ++i)
     if (outputBytes[i] &&
-        !check(driver->memcpyDtoHAsync(out[i].data, outputs[i],
-                                       outputBytes[i], stream),
+        !check(driver->memcpyDtoHAsync(out[i].data, outputs[i], outputBytes[i],
+                                       stream),
                "copying an output from the device"))
       status = KILN_ERROR_DEVICE;
   if (!check(driver->streamSynchronize(stream), "running the model") &&

@@ -59,8 +59,8 @@ private:
                           void *const *outputs);
   kiln_status captureGraph(ModelRunFn model);
   static int32_t launchThunk(void *handle, int32_t kernel, uint32_t gx,
-                             uint32_t gy, uint32_t gz, uint32_t bx,
-                             uint32_t by, uint32_t bz, void **params);
+                             uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+                             uint32_t bz, void **params);
   /// cuBLAS, its handle on the stream and a workspace (so that GEMMs need
   /// no allocation, which graph capture forbids).
   kiln_status startCublas(std::string &error);

@@ -138,8 +138,8 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
                 "know: update the runtime",
                 path, target);
   }
-  *model = new (std::nothrow) kiln_model{
-      library, info, run, getProfile ? getProfile() : nullptr, cuda};
+  *model = new (std::nothrow)
+      kiln_model{library, info, run, getProfile ? getProfile() : nullptr, cuda};
   if (!*model) {
     dlclose(library);
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
@@ -249,8 +249,8 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
                 num_threads, e.what());
   }
   created->parallel = {created->pool.get(),
-                       kiln::runtime::ThreadPool::parallelForThunk,
-                       num_threads, 0};
+                       kiln::runtime::ThreadPool::parallelForThunk, num_threads,
+                       0};
   if (uint64_t bytes = model->info->arena_bytes) {
     created->arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
     if (!created->arena) {

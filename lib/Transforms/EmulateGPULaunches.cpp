@@ -127,15 +127,16 @@ struct EmulateGPULaunchesPass
     mapDims(launch.getBlockIds(), {block[2], block[1], block[0]});
     for (BlockArgument shared : launch.getWorkgroupAttributions()) {
       auto type = cast<MemRefType>(shared.getType());
-      mapping.map(shared,
-                  memref::AllocaOp::create(
-                      b, loc,
-                      MemRefType::get(type.getShape(), type.getElementType())));
+      mapping.map(
+          shared,
+          memref::AllocaOp::create(
+              b, loc, MemRefType::get(type.getShape(), type.getElementType())));
     }
     OpBuilder::InsertPoint blockBody = b.saveInsertionPoint();
     for (auto [i, phase] : llvm::enumerate(*phases)) {
       b.restoreInsertionPoint(blockBody);
-      SmallVector<Value> thread = loops({blockSize.z, blockSize.y, blockSize.x});
+      SmallVector<Value> thread =
+          loops({blockSize.z, blockSize.y, blockSize.x});
       mapDims(launch.getThreadIds(), {thread[2], thread[1], thread[0]});
       for (ArrayRef<Operation *> earlier : ArrayRef(*phases).take_front(i))
         for (Operation *op : earlier)

@@ -90,9 +90,10 @@ struct ExternalizeConstantsPass
     Builder b(ctx);
     SmallVector<Attribute> layout;
     for (auto [global, offset] : offsets)
-      layout.push_back(b.getArrayAttr(
-          {FlatSymbolRefAttr::get(global.getSymNameAttr()),
-           b.getI64IntegerAttr(offset), b.getI64IntegerAttr(globalBytes(global))}));
+      layout.push_back(
+          b.getArrayAttr({FlatSymbolRefAttr::get(global.getSymNameAttr()),
+                          b.getI64IntegerAttr(offset),
+                          b.getI64IntegerAttr(globalBytes(global))}));
     func->setAttr("kiln.constants", b.getArrayAttr(layout));
     func->setAttr("kiln.weights_bytes", b.getI64IntegerAttr(bytes));
     return success();

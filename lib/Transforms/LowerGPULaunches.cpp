@@ -58,8 +58,8 @@ struct LowerGPULaunchesPass
         call->setOperands(operands);
         auto decl = module.lookupSymbol<func::FuncOp>(call.getCallee());
         if (decl && decl.getNumArguments() + 1 == operands.size())
-          decl.setType(FunctionType::get(
-              ctx, ValueRange(operands).getTypes(), {}));
+          decl.setType(
+              FunctionType::get(ctx, ValueRange(operands).getTypes(), {}));
       });
     }
     SmallVector<Attribute> names;
@@ -82,15 +82,14 @@ struct LowerGPULaunchesPass
     if (!inserted)
       return it->second;
     MLIRContext *ctx = module.getContext();
-    SmallVector<Type> inputs = {
-        MemRefType::get({1}, IntegerType::get(ctx, 8))};
+    SmallVector<Type> inputs = {MemRefType::get({1}, IntegerType::get(ctx, 8))};
     inputs.append(6, IndexType::get(ctx));
     llvm::append_range(inputs, launch.getKernelOperands().getTypes());
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    auto decl = func::FuncOp::create(
-        b, launch.getLoc(),
-        "kiln_launch_" + std::to_string(launchers.size() - 1),
-        FunctionType::get(ctx, inputs, {}));
+    auto decl = func::FuncOp::create(b, launch.getLoc(),
+                                     "kiln_launch_" +
+                                         std::to_string(launchers.size() - 1),
+                                     FunctionType::get(ctx, inputs, {}));
     decl.setPrivate();
     it->second = decl;
     return decl;

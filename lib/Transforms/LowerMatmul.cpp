@@ -21,17 +21,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Kiln/IR/ConstantData.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_LOWERMATMUL
@@ -154,19 +155,7 @@ std::optional<SmallVector<float>> constantData(Value value,
   auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
   if (!global || !global.getConstant() || !global.getInitialValue())
     return std::nullopt;
-  Attribute init = *global.getInitialValue();
-  if (auto dense = dyn_cast<DenseElementsAttr>(init))
-    return SmallVector<float>(dense.getValues<float>());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    ArrayRef<char> bytes = blob->getData();
-    SmallVector<float> data(bytes.size() / sizeof(float));
-    std::memcpy(data.data(), bytes.data(), data.size() * sizeof(float));
-    return data;
-  }
-  return std::nullopt;
+  return kiln::readFloatData(*global.getInitialValue());
 }
 
 /// An elementwise linalg.generic right after a matmul that reads its result
@@ -222,9 +211,9 @@ std::optional<Epilogue> findEpilogue(linalg::GenericOp matmul,
   Value result = matmul.getDpsInits()[0];
   // Skip the views and allocations bufferization puts in between.
   Operation *next = matmul->getNextNode();
-  while (next && (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(
-                      next) ||
-                  isa<ViewLikeOpInterface>(next)))
+  while (next &&
+         (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
+          isa<ViewLikeOpInterface>(next)))
     next = next->getNextNode();
   auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
   if (!epilogue || !epilogue.hasPureBufferSemantics() ||
@@ -302,13 +291,14 @@ public:
       // The epilogue's operands and output as [rows, N] (or [N]) views.
       b.setInsertionPoint(op);
       stored = flatten(epilogue->op.getDpsInits()[0], 2);
-      for (auto [input, access] : llvm::zip(epilogue->op.getDpsInputs(),
-                                            epilogue->access)) {
+      for (auto [input, access] :
+           llvm::zip(epilogue->op.getDpsInputs(), epilogue->access)) {
         int64_t rank = access == Epilogue::Access::Row      ? 2
                        : access == Epilogue::Access::Column ? 1
                                                             : 0;
-        epilogueInputs.push_back(
-            access == Epilogue::Access::Result ? Value() : flatten(input, rank));
+        epilogueInputs.push_back(access == Epilogue::Access::Result
+                                     ? Value()
+                                     : flatten(input, rank));
       }
     }
     if (needsPacking(shape.k))
@@ -457,9 +447,9 @@ private:
   /// iterations, for kiln-outline-parallel-loops.
   void parallelLoop(int64_t count, int64_t work,
                     function_ref<void(Value)> body) {
-    auto loop = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
-                                        ValueRange{index(count)},
-                                        ValueRange{index(1)});
+    auto loop =
+        scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                ValueRange{index(count)}, ValueRange{index(1)});
     loop->setAttr(kWorkAttr, b.getI64IntegerAttr(work));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
@@ -500,28 +490,28 @@ private:
   /// items: (panel of B, block of row tiles) pairs, panel-major, so the
   /// items one thread runs in a row share their B panel in cache.
   void emitTiles(Value batch) {
-    Value rowBase = shape.lhsBatched || shape.rhsBatched
-                        ? mul(batch, shape.m)
-                        : index(0);
+    Value rowBase =
+        shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     int64_t fullTiles = shape.m / mr, fullPanels = shape.n / nr;
     int64_t tileBytes = shape.k * mr * 4;
     int64_t tilesPerBlock = std::max<int64_t>(1, kRowBlockBytes / tileBytes);
-    int64_t blocks = std::max<int64_t>(1, llvm::divideCeil(mTiles, tilesPerBlock));
-    auto items = scf::ParallelOp::create(
-        b, loc, ValueRange{index(0)}, ValueRange{index(nPanels * blocks)},
-        ValueRange{index(1)});
+    int64_t blocks =
+        std::max<int64_t>(1, llvm::divideCeil(mTiles, tilesPerBlock));
+    auto items = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                         ValueRange{index(nPanels * blocks)},
+                                         ValueRange{index(1)});
     // The tile loops have dynamic bounds, so tell the outliner the work:
     // one innermost iteration per vector FMA.
-    items->setAttr(kWorkAttr, b.getI64IntegerAttr(shape.m * shape.k *
-                                                  nPanels * nrVectors));
+    items->setAttr(kWorkAttr, b.getI64IntegerAttr(shape.m * shape.k * nPanels *
+                                                  nrVectors));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
     Value panel = arith::DivUIOp::create(b, loc, item, index(blocks));
     Value block = arith::RemUIOp::create(b, loc, item, index(blocks));
     Value firstTile = mul(block, tilesPerBlock);
-    Value endTile = arith::MinSIOp::create(b, loc, add(firstTile, tilesPerBlock),
-                                           index(fullTiles));
+    Value endTile = arith::MinSIOp::create(
+        b, loc, add(firstTile, tilesPerBlock), index(fullTiles));
     auto rowsOfPanel = [&](int64_t width) {
       forLoop(firstTile, endTile, 1, [&](Value tile) {
         emitTile(tile, mr, panel, width, batch, rowBase);
@@ -529,8 +519,8 @@ private:
       if (shape.m % mr == 0)
         return;
       // The ragged last tile belongs to the last block.
-      Value lastBlock = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq, block, index(blocks - 1));
+      Value lastBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              block, index(blocks - 1));
       auto tail = scf::IfOp::create(b, loc, lastBlock, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(tail.thenBlock()->getTerminator());
@@ -566,8 +556,9 @@ private:
     auto partial = [&](int64_t j) { return mask && j == vectors - 1; };
 
     SmallVector<Value> init;
-    Value zero = arith::ConstantOp::create(b, loc, DenseElementsAttr::get(
-        vectorType, b.getF32FloatAttr(0).getValue()));
+    Value zero = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(vectorType, b.getF32FloatAttr(0).getValue()));
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         if (zeroInit) {
@@ -575,16 +566,16 @@ private:
           continue;
         }
         SmallVector<Value, 2> at{add(row0, r), column(j)};
-        init.push_back(partial(j) ? vector::MaskedLoadOp::create(
-                                        b, loc, vectorType, out, at, mask, zero)
-                                        .getResult()
-                                  : vector::LoadOp::create(b, loc, vectorType,
-                                                           out, at)
-                                        .getResult());
+        init.push_back(partial(j)
+                           ? vector::MaskedLoadOp::create(b, loc, vectorType,
+                                                          out, at, mask, zero)
+                                 .getResult()
+                           : vector::LoadOp::create(b, loc, vectorType, out, at)
+                                 .getResult());
       }
 
-    auto loop = scf::ForOp::create(b, loc, index(0), index(shape.k), index(1),
-                                   init);
+    auto loop =
+        scf::ForOp::create(b, loc, index(0), index(shape.k), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -593,34 +584,37 @@ private:
       Value bRow = add(shape.rhsBatched ? mul(batch, shape.k) : index(0), k);
       for (int64_t j = 0; j < vectors; ++j) {
         if (packedB)
-          bVectors.push_back(vector::LoadOp::create(
-              b, loc, vectorType, packedB, ValueRange{panel, k, index(j * lanes)}));
+          bVectors.push_back(
+              vector::LoadOp::create(b, loc, vectorType, packedB,
+                                     ValueRange{panel, k, index(j * lanes)}));
         else if (partial(j))
           bVectors.push_back(vector::MaskedLoadOp::create(
-              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}, mask, zero));
+              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}, mask,
+              zero));
         else
           bVectors.push_back(vector::LoadOp::create(
               b, loc, vectorType, rhs, ValueRange{bRow, column(j)}));
       }
-      Value aRow0 = add(shape.lhsBatched ? mul(batch, shape.m) : index(0),
-                        mul(tile, mr));
+      Value aRow0 =
+          add(shape.lhsBatched ? mul(batch, shape.m) : index(0), mul(tile, mr));
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
-        Value a = packedA ? memref::LoadOp::create(b, loc, packedA,
-                                                   ValueRange{tile, k, index(r)})
-                          : memref::LoadOp::create(b, loc, lhs,
-                                                   ValueRange{add(aRow0, r), k});
+        Value a = packedA
+                      ? memref::LoadOp::create(b, loc, packedA,
+                                               ValueRange{tile, k, index(r)})
+                      : memref::LoadOp::create(b, loc, lhs,
+                                               ValueRange{add(aRow0, r), k});
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
           Value acc = loop.getRegionIterArgs()[r * vectors + j];
           next.push_back(
-              useFMA ? vector::FMAOp::create(b, loc, broadcast, bVectors[j],
-                                             acc)
-                           .getResult()
-                     : arith::AddFOp::create(
-                           b, loc, acc,
-                           arith::MulFOp::create(b, loc, broadcast, bVectors[j]))
-                           .getResult());
+              useFMA
+                  ? vector::FMAOp::create(b, loc, broadcast, bVectors[j], acc)
+                        .getResult()
+                  : arith::AddFOp::create(
+                        b, loc, acc,
+                        arith::MulFOp::create(b, loc, broadcast, bVectors[j]))
+                        .getResult());
         }
       }
       scf::YieldOp::create(b, loc, next);
@@ -642,8 +636,7 @@ private:
 
   /// The epilogue's body on one vector of the tile: its other inputs are
   /// loaded at the same (row, columns), the body's ops cloned on vectors.
-  Value applyEpilogue(Value acc, Value row, Value col, Value mask,
-                      Value zero) {
+  Value applyEpilogue(Value acc, Value row, Value col, Value mask, Value zero) {
     Block &body = epilogue->op.getRegion().front();
     IRMapping mapping;
     for (auto [i, access] : llvm::enumerate(epilogue->access)) {
@@ -660,11 +653,11 @@ private:
         SmallVector<Value> at = {col};
         if (access == Epilogue::Access::Row)
           at.insert(at.begin(), row);
-        value = mask ? vector::MaskedLoadOp::create(b, loc, type, input, at,
-                                                    mask, zero)
-                           .getResult()
-                     : vector::LoadOp::create(b, loc, type, input, at)
-                           .getResult();
+        value =
+            mask ? vector::MaskedLoadOp::create(b, loc, type, input, at, mask,
+                                                zero)
+                       .getResult()
+                 : vector::LoadOp::create(b, loc, type, input, at).getResult();
         break;
       }
       case Epilogue::Access::Scalar:
@@ -682,20 +675,20 @@ private:
       // Values from outside the body (constants) become splats.
       for (Value operand : bodyOp.getOperands())
         if (!mapping.contains(operand))
-          mapping.map(operand, vector::BroadcastOp::create(
-                                   b, loc, vectorOf(operand.getType()),
-                                   operand));
+          mapping.map(operand,
+                      vector::BroadcastOp::create(
+                          b, loc, vectorOf(operand.getType()), operand));
       if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
         auto value = cast<TypedAttr>(constant.getValue());
-        mapping.map(constant.getResult(),
-                    arith::ConstantOp::create(
-                        b, loc, DenseElementsAttr::get(
-                                    vectorOf(value.getType()), value)));
+        mapping.map(
+            constant.getResult(),
+            arith::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(vectorOf(value.getType()), value)));
         continue;
       }
       Operation *vectorized = b.clone(bodyOp, mapping);
-      vectorized->getResult(0).setType(
-          vectorOf(bodyOp.getResult(0).getType()));
+      vectorized->getResult(0).setType(vectorOf(bodyOp.getResult(0).getType()));
     }
     return mapping.lookup(body.getTerminator()->getOperand(0));
   }
@@ -719,8 +712,7 @@ private:
   Value stored;
 };
 
-struct LowerMatmulPass
-    : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
+struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
   using LowerMatmulBase::LowerMatmulBase;
 
   void runOnOperation() override {

@@ -11,9 +11,9 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace kiln {
@@ -139,8 +139,9 @@ struct MapLoopsToGPUPass
       }
       llvm::SetVector<Operation *> group;
       group.insert(op);
-      for (++i; i < ops.size() && !isa<scf::ParallelOp, gpu::LaunchOp>(ops[i]) &&
-                !isRuntimeCall(ops[i]);
+      for (++i;
+           i < ops.size() && !isa<scf::ParallelOp, gpu::LaunchOp>(ops[i]) &&
+           !isRuntimeCall(ops[i]);
            ++i) {
         bool usesGroup = llvm::any_of(ops[i]->getOperands(), [&](Value v) {
           return group.contains(v.getDefiningOp());
@@ -160,12 +161,12 @@ struct MapLoopsToGPUPass
   gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
                              Value threads) {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one,
-                                        one);
+    auto launch =
+        gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
     MLIRContext *ctx = b.getContext();
     launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, moduleName));
-    launch.setFunctionAttr(FlatSymbolRefAttr::get(
-        ctx, "kernel_" + std::to_string(nextKernel++)));
+    launch.setFunctionAttr(
+        FlatSymbolRefAttr::get(ctx, "kernel_" + std::to_string(nextKernel++)));
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     gpu::TerminatorOp::create(b, loc);
@@ -223,7 +224,9 @@ struct MapLoopsToGPUPass
       int64_t bytes = width * type.getElementType().getIntOrFloatBitWidth() / 8;
       if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
         return;
-      op->setAttr("alignment", IntegerAttr::get(IntegerType::get(op->getContext(), 64), bytes));
+      op->setAttr(
+          "alignment",
+          IntegerAttr::get(IntegerType::get(op->getContext(), 64), bytes));
     });
   }
 
@@ -237,7 +240,8 @@ struct MapLoopsToGPUPass
       counts.push_back(tripCount(b, loop, d));
       if (d + 1 == loop.getNumLoops() && width > 1)
         counts.back() = arith::DivUIOp::create(
-            b, loc, counts.back(), arith::ConstantIndexOp::create(b, loc, width));
+            b, loc, counts.back(),
+            arith::ConstantIndexOp::create(b, loc, width));
       total = arith::MulIOp::create(b, loc, total, counts.back());
     }
     Value blockSizeValue = arith::ConstantIndexOp::create(b, loc, blockSize);
@@ -256,8 +260,8 @@ struct MapLoopsToGPUPass
     Value id = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, blockIds.x, blockDims.x),
         threadIds.x);
-    Value inBounds = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           id, total);
+    Value inBounds =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id, total);
     auto guard = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
     b.setInsertionPointToStart(guard.thenBlock());
 
@@ -267,16 +271,16 @@ struct MapLoopsToGPUPass
     unsigned last = loop.getNumLoops() - 1;
     SmallVector<Value> indices(loop.getNumLoops());
     for (int d = last; d >= 0; --d) {
-      indices[d] = d == 0 ? rest
-                          : arith::RemUIOp::create(b, loc, rest, counts[d]);
+      indices[d] =
+          d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, counts[d]);
       if (d > 0)
         rest = arith::DivUIOp::create(b, loc, rest, counts[d]);
     }
     auto mapIndex = [&](unsigned d, Value index) {
       Value scaled = arith::MulIOp::create(b, loc, index, loop.getStep()[d]);
-      mapping.map(loop.getInductionVars()[d],
-                  arith::AddIOp::create(b, loc, loop.getLowerBound()[d],
-                                        scaled));
+      mapping.map(
+          loop.getInductionVars()[d],
+          arith::AddIOp::create(b, loc, loop.getLowerBound()[d], scaled));
     };
     for (unsigned d = 0; d < last; ++d)
       mapIndex(d, indices[d]);

@@ -63,8 +63,8 @@ std::optional<RowReduction> matchRowReduction(linalg::GenericOp op,
   if (!op.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
   auto outType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
-  auto element = outType ? dyn_cast<FloatType>(outType.getElementType())
-                         : FloatType();
+  auto element =
+      outType ? dyn_cast<FloatType>(outType.getElementType()) : FloatType();
   if (!element || !element.isF32())
     return std::nullopt;
   SmallVector<Operation *> combiners;
@@ -149,8 +149,8 @@ struct MapReductionsToGPUPass
                                         /*asyncDependencies=*/{},
                                         /*workgroupAttributions=*/{shared});
     launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, "kiln_kernels"));
-    launch.setFunctionAttr(FlatSymbolRefAttr::get(
-        ctx, "reduce_" + std::to_string(nextKernel++)));
+    launch.setFunctionAttr(
+        FlatSymbolRefAttr::get(ctx, "reduce_" + std::to_string(nextKernel++)));
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     gpu::TerminatorOp::create(b, loc);
@@ -181,9 +181,9 @@ struct MapReductionsToGPUPass
       IRMapping mapping;
       for (auto [i, input] : llvm::enumerate(op.getDpsInputs())) {
         AffineMap map = op.getIndexingMapsArray()[i];
-        mapping.map(op.getBody()->getArgument(i),
-                    memref::LoadOp::create(b, loc, input,
-                                           indicesAt(b, loc, map, ivs)));
+        mapping.map(
+            op.getBody()->getArgument(i),
+            memref::LoadOp::create(b, loc, input, indicesAt(b, loc, map, ivs)));
       }
       mapping.map(op.getRegionOutputArgs()[0], fold.getRegionIterArg(0));
       for (Operation &bodyOp : op.getBody()->without_terminator())

@@ -107,9 +107,8 @@ bool isDenseStatic(Value value) {
 SmallVector<unsigned> outerFirst(ArrayRef<unsigned> dims,
                                  ArrayRef<int64_t> strides) {
   SmallVector<unsigned> sorted(dims);
-  llvm::stable_sort(sorted, [&](unsigned a, unsigned b) {
-    return strides[a] > strides[b];
-  });
+  llvm::stable_sort(
+      sorted, [&](unsigned a, unsigned b) { return strides[a] > strides[b]; });
   return sorted;
 }
 
@@ -147,8 +146,7 @@ std::optional<Gemm> matchGemm(linalg::LinalgOp op) {
   auto aBatch = flatten(batch, *aStrides, ranges);
   auto bBatch = flatten(batch, *bStrides, ranges);
   auto cBatch = flatten(batch, *cStrides, ranges);
-  if (!aM || !aK || !bK || !bN || !cM || !cN || !aBatch || !bBatch ||
-      !cBatch)
+  if (!aM || !aK || !bK || !bN || !cM || !cN || !aBatch || !bBatch || !cBatch)
     return std::nullopt;
   auto aLayout = matrixLayout(*aM, *aK), bLayout = matrixLayout(*bK, *bN),
        cLayout = matrixLayout(*cM, *cN);
@@ -208,45 +206,26 @@ struct OffloadGemmsPass
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (func.isExternal() || !func.isPublic())
         continue;
-      SmallVector<std::pair<linalg::LinalgOp, Gemm>> gemms;
+      SmallVector<std::pair<linalg::LinalgOp, Gemm>> matches;
       func.walk([&](linalg::LinalgOp op) {
         if (std::optional<Gemm> gemm = matchGemm(op))
-          gemms.push_back({op, *gemm});
+          matches.push_back({op, *gemm});
       });
-      for (auto [op, gemm] : gemms) {
+      for (auto [op, gemm] : matches) {
         Value c = op.getDpsInits()[0];
         bool accumulate = true;
         if (linalg::FillOp fill = zeroFillBefore(op, c)) {
           fill.erase();
           accumulate = false;
         }
-        descriptors.push_back(describe(b, gemm, accumulate));
-        replaceWithCall(module, op, descriptors.size() - 1);
+        gemms.push_back({gemm, accumulate});
+        replaceWithCall(module, op, gemms.size() - 1);
       }
     }
+    SmallVector<Attribute> descriptors;
+    for (auto [gemm, accumulate] : gemms)
+      descriptors.push_back(describe(b, gemm, accumulate));
     module->setAttr("kiln.gemms", b.getArrayAttr(descriptors));
-  }
-
-  /// The descriptor recorded for GEMM `index`, read back.
-  std::pair<Gemm, bool> gemmOf(size_t index) {
-    auto fields = cast<DictionaryAttr>(descriptors[index]);
-    auto get = [&](StringRef name) {
-      return cast<IntegerAttr>(fields.get(name)).getInt();
-    };
-    Gemm g;
-    g.m = get("m");
-    g.n = get("n");
-    g.k = get("k");
-    g.batch = get("batch");
-    g.transA = get("trans_a");
-    g.transB = get("trans_b");
-    g.lda = get("lda");
-    g.ldb = get("ldb");
-    g.ldc = get("ldc");
-    g.strideA = get("stride_a");
-    g.strideB = get("stride_b");
-    g.strideC = get("stride_c");
-    return {g, get("accumulate") != 0};
   }
 
   /// The body of `decl`: the descriptor's GEMM as loops over the flattened
@@ -282,8 +261,8 @@ struct OffloadGemmsPass
     auto offset = [&](Value base, Value x, int64_t sx, Value y, int64_t sy) {
       Value ox = arith::MulIOp::create(b, loc, x, index(sx));
       Value oy = arith::MulIOp::create(b, loc, y, index(sy));
-      return arith::AddIOp::create(
-          b, loc, base, arith::AddIOp::create(b, loc, ox, oy));
+      return arith::AddIOp::create(b, loc, base,
+                                   arith::AddIOp::create(b, loc, ox, oy));
     };
     auto loop = [&](int64_t n) {
       auto l = scf::ForOp::create(b, loc, zero, index(n), one);
@@ -313,10 +292,9 @@ struct OffloadGemmsPass
       Value product = arith::MulFOp::create(
           b, loc, toF32(memref::LoadOp::create(b, loc, a, aAt)),
           toF32(memref::LoadOp::create(b, loc, bm, bAt)));
-      scf::YieldOp::create(
-          b, loc,
-          ValueRange{arith::AddFOp::create(b, loc, kLoop.getRegionIterArg(0),
-                                           product)});
+      scf::YieldOp::create(b, loc,
+                           ValueRange{arith::AddFOp::create(
+                               b, loc, kLoop.getRegionIterArg(0), product)});
     }
     Value sum = kLoop.getResult(0);
     if (cType != f32)
@@ -348,7 +326,8 @@ struct OffloadGemmsPass
     });
   }
 
-  SmallVector<Attribute> descriptors;
+  /// The offloaded GEMMs by index, and whether each accumulates into C.
+  SmallVector<std::pair<Gemm, bool>> gemms;
 
   void replaceWithCall(ModuleOp module, linalg::LinalgOp op, size_t index) {
     SmallVector<Value> operands = {op.getDpsInputs()[0], op.getDpsInputs()[1],
@@ -360,7 +339,7 @@ struct OffloadGemmsPass
                           {}));
     decl.setPrivate();
     if (emulate)
-      defineEmulation(decl, gemmOf(index));
+      defineEmulation(decl, gemms[index]);
     b.setInsertionPoint(op);
     func::CallOp::create(b, op.getLoc(), decl, operands);
     op->erase();

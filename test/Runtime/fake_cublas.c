@@ -13,8 +13,19 @@
 
 #include <stddef.h>
 
-enum { kSuccess = 0, kNotInitialized = 1, kInvalidValue = 7, kNotSupported = 15 };
-enum { kOpN = 0, kOpT = 1, kR32F = 0, kCompute32F = 68, kCompute32FFastTF32 = 77 };
+enum {
+  kSuccess = 0,
+  kNotInitialized = 1,
+  kInvalidValue = 7,
+  kNotSupported = 15
+};
+enum {
+  kOpN = 0,
+  kOpT = 1,
+  kR32F = 0,
+  kCompute32F = 68,
+  kCompute32FFastTF32 = 77
+};
 
 static int handle_token, created;
 
@@ -51,15 +62,15 @@ int cublasGemmStridedBatchedEx(void *handle, int opA, int opB, int m, int n,
                                int aType, int lda, long long strideA,
                                const void *B, int bType, int ldb,
                                long long strideB, const void *beta, void *C,
-                               int cType, int ldc, long long strideC,
-                               int batch, int compute, int algo) {
+                               int cType, int ldc, long long strideC, int batch,
+                               int compute, int algo) {
   if (handle != &handle_token)
     return kNotInitialized;
   if (aType != kR32F || bType != kR32F || cType != kR32F ||
       (compute != kCompute32F && compute != kCompute32FFastTF32))
     return kNotSupported;
-  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 ||
-      lda < (opA == kOpN ? m : k) || ldb < (opB == kOpN ? k : n) || ldc < m)
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0 || lda < (opA == kOpN ? m : k) ||
+      ldb < (opB == kOpN ? k : n) || ldc < m)
     return kInvalidValue;
   float a_scale = *(const float *)alpha, b_scale = *(const float *)beta;
   for (int b = 0; b < batch; ++b) {

@@ -7,7 +7,7 @@
  * parameter that looks like an address (above 4 GiB) must lie inside a live
  * allocation.
  * FAKE_CUDA_ARCH=NN sets the compute capability (default 90);
- * FAKE_CUDA_FAIL_LAUNCH=1 makes every launch fail. fake_cuda_stats()
+ * FAKE_CUDA_FAIL_LAUNCH=1 makes every launch fail. fake_cuda_stats_get()
  * returns the counters.
  *
  *===----------------------------------------------------------------------===*/
@@ -17,18 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_cuda_stats.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 enum { kSuccess = 0, kInvalidValue = 1, kIllegalAddress = 700 };
-
-typedef struct fake_cuda_stats {
-  int module_loads_cubin, module_loads_ptx;
-  int launches, captured_launches, graph_launches, graphs;
-  int param_errors, allocations_live;
-  unsigned long long bytes_to_device, bytes_to_host;
-  char last_param_error[256];
-} fake_cuda_stats;
 
 static fake_cuda_stats stats;
 static int capturing;
@@ -50,7 +44,9 @@ static int num_functions;
 
 const fake_cuda_stats *fake_cuda_stats_get(void) { return &stats; }
 
-CUresult cuInit(unsigned flags) { return flags == 0 ? kSuccess : kInvalidValue; }
+CUresult cuInit(unsigned flags) {
+  return flags == 0 ? kSuccess : kInvalidValue;
+}
 
 CUresult cuGetErrorName(CUresult error, const char **name) {
   *name = error == kIllegalAddress ? "CUDA_ERROR_ILLEGAL_ADDRESS"
@@ -103,7 +99,10 @@ CUresult cuCtxPopCurrent_v2(void **ctx) {
 static int module_token;
 CUresult cuModuleLoadData(void **module, const void *image) {
   /* A cubin is an ELF file. */
-  if (memcmp(image, "\x7f" "ELF", 4) != 0)
+  if (memcmp(image,
+             "\x7f"
+             "ELF",
+             4) != 0)
     return kInvalidValue;
   stats.module_loads_cubin++;
   ptx_text = NULL;

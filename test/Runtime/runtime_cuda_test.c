@@ -15,13 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct fake_cuda_stats {
-  int module_loads_cubin, module_loads_ptx;
-  int launches, captured_launches, graph_launches, graphs;
-  int param_errors, allocations_live;
-  unsigned long long bytes_to_device, bytes_to_host;
-  char last_param_error[256];
-} fake_cuda_stats;
+#include "fake_cuda_stats.h"
 
 static int failures = 0;
 
@@ -71,7 +65,8 @@ static void *device_alloc(size_t bytes) {
 
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s MODEL.so FAKE_DRIVER.so [--expect-launch-failure]\n",
+    fprintf(stderr,
+            "usage: %s MODEL.so FAKE_DRIVER.so [--expect-launch-failure]\n",
             argv[0]);
     return 2;
   }
@@ -85,7 +80,8 @@ int main(int argc, char **argv) {
          kiln_model_target(model));
   void *library = dlopen(argv[1], RTLD_NOW);
   const kiln_cuda_image *(*get_image)(void) =
-      (const kiln_cuda_image *(*)(void))dlsym(library, "kiln_model_get_cuda_image");
+      (const kiln_cuda_image *(*)(void))dlsym(library,
+                                              "kiln_model_get_cuda_image");
   const kiln_cuda_image *image = get_image();
   unsigned long long weights = 0;
   for (int32_t c = 0; c < image->num_constants; ++c)
@@ -100,8 +96,8 @@ int main(int argc, char **argv) {
   EXPECT(driver != NULL, "the runtime did not load %s", argv[2]);
   if (!driver)
     return 1;
-  const fake_cuda_stats *stats =
-      ((const fake_cuda_stats *(*)(void))dlsym(driver, "fake_cuda_stats_get"))();
+  const fake_cuda_stats *stats = ((const fake_cuda_stats *(*)(void))dlsym(
+      driver, "fake_cuda_stats_get"))();
   fake_alloc = (MemAllocFn)dlsym(driver, "cuMemAlloc_v2");
   void *(*fake_free)(unsigned long long) =
       (void *(*)(unsigned long long))dlsym(driver, "cuMemFree_v2");
@@ -118,7 +114,8 @@ int main(int argc, char **argv) {
   make_tensors(model, 1, inputs, num_inputs, host_alloc, &in_bytes);
   make_tensors(model, 0, outputs, num_outputs, host_alloc, &out_bytes);
 
-  kiln_status status = kiln_run(context, inputs, num_inputs, outputs, num_outputs);
+  kiln_status status =
+      kiln_run(context, inputs, num_inputs, outputs, num_outputs);
   if (expect_failure) {
     EXPECT(status == KILN_ERROR_DEVICE, "status %d", status);
     printf("launch failure: %s\n", kiln_last_error());
@@ -133,7 +130,8 @@ int main(int argc, char **argv) {
                stats->bytes_to_host == out_bytes,
            "copies: %llu in, %llu out", stats->bytes_to_device,
            stats->bytes_to_host);
-    EXPECT(kiln_run(context, inputs, num_inputs, outputs, num_outputs) == KILN_OK,
+    EXPECT(kiln_run(context, inputs, num_inputs, outputs, num_outputs) ==
+               KILN_OK,
            "second run: %s", kiln_last_error());
     EXPECT(stats->graphs == 1 && stats->graph_launches == 2 &&
                stats->captured_launches == kernels,

@@ -29,11 +29,11 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/CodeGen/CommandFlags.h"
@@ -144,18 +144,19 @@ cl::opt<ReportFormat> reportFormat(
     cl::values(clEnumValN(ReportFormat::Text, "", "a table (default)"),
                clEnumValN(ReportFormat::Text, "text", "a table"),
                clEnumValN(ReportFormat::JSON, "json", "JSON")));
-cl::opt<std::string> machineFile(
-    "machine",
-    cl::desc("Measured peaks for the report's roofline (JSON from "
-             "bench/probe); default: estimated from the CPU"),
-    cl::value_desc("FILE.json"));
+cl::opt<std::string>
+    machineFile("machine",
+                cl::desc("Measured peaks for the report's roofline (JSON from "
+                         "bench/probe); default: estimated from the CPU"),
+                cl::value_desc("FILE.json"));
 cl::opt<int> threads("roofline-threads",
                      cl::desc("Threads the report's roofline assumes"),
                      cl::init(1));
 
-cl::opt<bool> profile(
-    "profile", cl::desc("Compile per-kernel timers into the model (read them "
-                        "with kiln-run --profile)"));
+cl::opt<bool>
+    profile("profile",
+            cl::desc("Compile per-kernel timers into the model (read them "
+                     "with kiln-run --profile)"));
 
 /// The report's settings, read before lld resets LLVM's options.
 struct ReportRequest {
@@ -163,6 +164,9 @@ struct ReportRequest {
   std::string cpu;
   std::string machineFile;
   int threads = 1;
+  /// Set for --target=cuda: the report uses the GPU's description.
+  std::string gpu;
+  Precision precision = Precision::FP32;
 } report;
 
 /// Peak resident memory of this process so far (VmHWM), in MiB; -1 where
@@ -227,7 +231,35 @@ int emitText(TimingScope &root,
   return 0;
 }
 
+/// The GPU's datasheet ceilings: DRAM bandwidth, and the matrix peak of the
+/// precision the products run in (tensor cores for tf32/fp16/bf16).
+llvm::Expected<kiln::Roofline> gpuRoofline() {
+  std::optional<kiln::cuda::GPUDescription> gpu =
+      kiln::cuda::describeGPU(report.gpu);
+  if (!gpu)
+    return llvm::createStringError("unknown GPU architecture '" + report.gpu +
+                                   "'");
+  double peak = gpu->fp32Flops;
+  const char *kind = "FP32";
+  if (report.precision == Precision::TF32) {
+    peak = gpu->tensorTf32Flops;
+    kind = "TF32 tensor";
+  } else if (report.precision != Precision::FP32) {
+    peak = gpu->tensorFp16Flops;
+    kind = "FP16/BF16 tensor";
+  }
+  kiln::Roofline roofline;
+  roofline.peakGflops = peak / 1e9;
+  roofline.bandwidthGBs = gpu->memoryBandwidth / 1e9;
+  roofline.source = (llvm::Twine("datasheet of the ") + gpu->referencePart +
+                     " (" + gpu->chip + "), " + kind + " peak")
+                        .str();
+  return roofline;
+}
+
 llvm::Expected<kiln::Roofline> reportRoofline() {
+  if (!report.gpu.empty())
+    return gpuRoofline();
   auto machine = kiln::cpu::createTargetMachine({report.cpu});
   if (!machine)
     return machine.takeError();
@@ -236,9 +268,9 @@ llvm::Expected<kiln::Roofline> reportRoofline() {
 }
 
 /// What the profiling build records about each kernel.
-LogicalResult describeKernelsForProfile(
-    llvm::ArrayRef<kiln::KernelCost> kernels,
-    kiln::cpu::ModelSignature &signature) {
+LogicalResult
+describeKernelsForProfile(llvm::ArrayRef<kiln::KernelCost> kernels,
+                          kiln::cpu::ModelSignature &signature) {
   llvm::Expected<kiln::Roofline> roofline = reportRoofline();
   if (!roofline) {
     llvm::errs() << "error: " << llvm::toString(roofline.takeError()) << "\n";
@@ -324,8 +356,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   std::vector<kiln::KernelCost> kernels;
   kiln::ModelTotals totals;
-  if (auto graph = module.lookupSymbol<func::FuncOp>(
-          kiln::cpu::kGraphFunctionName)) {
+  if (auto graph =
+          module.lookupSymbol<func::FuncOp>(kiln::cpu::kGraphFunctionName)) {
     kernels = kiln::analyzeKernels(graph);
     totals.unfusedBytes = kiln::unfusedBytes(graph);
   }
@@ -362,9 +394,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     if (int status = lowerForCuda(module, *signature, root, runPipeline))
       return status;
     if (emit == EmitStage::PTX)
-      return emitText(root, [&](llvm::raw_ostream &os) {
-        os << signature->cuda->ptx;
-      });
+      return emitText(
+          root, [&](llvm::raw_ostream &os) { os << signature->cuda->ptx; });
   } else if (emit == EmitStage::PTX) {
     llvm::errs() << "error: --emit=ptx needs --target=cuda\n";
     return 1;
@@ -487,7 +518,12 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln ONNX compiler\n");
 
   verboseOutput = verbose;
-  report = {reportFormat, targetCPU(), machineFile, threads};
+  report = {reportFormat,
+            targetCPU(),
+            machineFile,
+            threads,
+            target == Target::CUDA ? std::string(gpuChip) : std::string(),
+            precision};
   kiln::frontend::ImportOptions options;
   if (failed(parseOptions(options)))
     return 1;

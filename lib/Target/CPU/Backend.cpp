@@ -134,7 +134,8 @@ void dropEmptyTensors(func::FuncOp func, ModelSignature &signature) {
     }
     auto type = cast<RankedTensorType>(arg.getType());
     Value empty = kiln::ConstantOp::create(
-        builder, arg.getLoc(), DenseElementsAttr::get(type, ArrayRef<Attribute>{}));
+        builder, arg.getLoc(),
+        DenseElementsAttr::get(type, ArrayRef<Attribute>{}));
     arg.replaceAllUsesWith(empty);
     dropInputs.set(arg.getArgNumber());
   }
@@ -237,9 +238,9 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       options.hasFMA ? "true" : "false");
   // The polynomial approximations use math.fma.
   std::string expandFMA = options.hasFMA ? "" : "math-expand-ops{ops=fma},";
-  std::string approximateMath =
-      options.hasNativeLdexp ? "kiln-approximate-math{ldexp=true},"
-                             : "kiln-approximate-math,";
+  std::string approximateMath = options.hasNativeLdexp
+                                    ? "kiln-approximate-math{ldexp=true},"
+                                    : "kiln-approximate-math,";
   std::string pipeline =
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -263,8 +264,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "func.func(scf-forall-to-parallel),"
       "kiln-outline-parallel-loops,expand-strided-metadata,"
       "lower-affine,convert-scf-to-cf," +
-      approximateMath +
-      expandFMA +
+      approximateMath + expandFMA +
       "math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
       "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,"
@@ -408,16 +408,16 @@ private:
     auto *info = new llvm::GlobalVariable(
         module, infoType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantStruct::get(
-            infoType, {llvm::ConstantInt::get(i32, KILN_ABI_VERSION),
-                       llvm::ConstantInt::get(i32, signature.inputs.size()),
-                       llvm::ConstantInt::get(i32, signature.outputs.size()),
-                       llvm::ConstantInt::get(i32, signature.cuda
-                                                       ? KILN_TARGET_CUDA
-                                                       : KILN_TARGET_CPU),
-                       tensorInfos(signature.inputs, "inputs"),
-                       tensorInfos(signature.outputs, "outputs"),
-                       llvm::ConstantInt::get(i64, signature.arenaBytes),
-                       string(signature.toJSON(), "kiln.signature")}),
+            infoType,
+            {llvm::ConstantInt::get(i32, KILN_ABI_VERSION),
+             llvm::ConstantInt::get(i32, signature.inputs.size()),
+             llvm::ConstantInt::get(i32, signature.outputs.size()),
+             llvm::ConstantInt::get(i32, signature.cuda ? KILN_TARGET_CUDA
+                                                        : KILN_TARGET_CPU),
+             tensorInfos(signature.inputs, "inputs"),
+             tensorInfos(signature.outputs, "outputs"),
+             llvm::ConstantInt::get(i64, signature.arenaBytes),
+             string(signature.toJSON(), "kiln.signature")}),
         "kiln.info");
     auto *getInfo = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
                                            llvm::GlobalValue::ExternalLinkage,
@@ -467,9 +467,8 @@ private:
       if (f.isDeclaration() && f.getName().starts_with(prefix))
         launchers.push_back(&f);
     auto *runtimeType = llvm::StructType::get(ctx, {ptr, ptr, i32, i32});
-    auto *parallelForType =
-        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, i64, ptr, ptr},
-                                false);
+    auto *parallelForType = llvm::FunctionType::get(
+        llvm::Type::getVoidTy(ctx), {ptr, i64, ptr, ptr}, false);
     for (llvm::Function *launcher : launchers) {
       llvm::StringRef id = launcher->getName().drop_front(prefix.size());
       llvm::Function *task = module.getFunction(("kiln_task_" + id).str());
@@ -527,11 +526,11 @@ private:
       (void)f.getName().drop_front(prefix.size()).getAsInteger(10, index);
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", &f));
       llvm::Value *rt = f.getArg(0);
-      b.CreateCall(
-          gemmType, b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 3)),
-          {b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 0)),
-           llvm::ConstantInt::get(i32, index), f.getArg(1), f.getArg(2),
-           f.getArg(3)});
+      b.CreateCall(gemmType,
+                   b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 3)),
+                   {b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 0)),
+                    llvm::ConstantInt::get(i32, index), f.getArg(1),
+                    f.getArg(2), f.getArg(3)});
       b.CreateRetVoid();
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
     }
@@ -539,9 +538,9 @@ private:
 
   /// The kiln_cuda_gemm table.
   llvm::Constant *gemmTable(const DeviceImage &image) {
-    auto *gemmType = llvm::StructType::get(
-        ctx, {i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i32, i32, i32,
-              i32, i32, i32});
+    auto *gemmType =
+        llvm::StructType::get(ctx, {i64, i64, i64, i64, i64, i64, i64, i64, i64,
+                                    i64, i32, i32, i32, i32, i32, i32});
     SmallVector<llvm::Constant *> gemms;
     for (const DeviceImage::Gemm &g : image.gemms) {
       SmallVector<llvm::Constant *> fields;
@@ -574,8 +573,9 @@ private:
         i32, {ptr, i32, i32, i32, i32, i32, i32, i32, ptr}, false);
     for (llvm::Function *launcher : launchers) {
       unsigned kernel = 0;
-      (void)launcher->getName().drop_front(prefix.size()).getAsInteger(10,
-                                                                        kernel);
+      (void)launcher->getName()
+          .drop_front(prefix.size())
+          .getAsInteger(10, kernel);
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", launcher));
       unsigned numParams = launcher->arg_size() - 1 - kDims;
       auto *paramsType = llvm::ArrayType::get(ptr, std::max(numParams, 1u));
@@ -608,11 +608,10 @@ private:
     for (const DeviceImage::Constant &c : image.constants) {
       llvm::GlobalVariable *data = module.getGlobalVariable(c.global, true);
       constants.push_back(llvm::ConstantStruct::get(
-          constantType,
-          {data ? static_cast<llvm::Constant *>(data)
-                : llvm::ConstantPointerNull::get(ptr),
-           llvm::ConstantInt::get(i64, c.offset),
-           llvm::ConstantInt::get(i64, c.bytes)}));
+          constantType, {data ? static_cast<llvm::Constant *>(data)
+                              : llvm::ConstantPointerNull::get(ptr),
+                         llvm::ConstantInt::get(i64, c.offset),
+                         llvm::ConstantInt::get(i64, c.bytes)}));
     }
     auto *constantsType = llvm::ArrayType::get(constantType, constants.size());
     auto *constantTable = new llvm::GlobalVariable(
@@ -629,12 +628,12 @@ private:
     llvm::Constant *cubin = llvm::ConstantPointerNull::get(ptr);
     if (!image.cubin.empty()) {
       auto *bytes = llvm::ConstantDataArray::get(
-          ctx, llvm::ArrayRef(reinterpret_cast<const uint8_t *>(
-                                  image.cubin.data()),
-                              image.cubin.size()));
-      auto *global = new llvm::GlobalVariable(
-          module, bytes->getType(), true, llvm::GlobalValue::PrivateLinkage,
-          bytes, "kiln.cubin");
+          ctx,
+          llvm::ArrayRef(reinterpret_cast<const uint8_t *>(image.cubin.data()),
+                         image.cubin.size()));
+      auto *global = new llvm::GlobalVariable(module, bytes->getType(), true,
+                                              llvm::GlobalValue::PrivateLinkage,
+                                              bytes, "kiln.cubin");
       global->setAlignment(llvm::Align(64));
       cubin = global;
     }
@@ -672,7 +671,8 @@ private:
     auto *timespec = llvm::StructType::get(ctx, {i64, i64});
     llvm::Value *ts = b.CreateAlloca(timespec);
     constexpr int kClockMonotonic = 1;
-    b.CreateCall(clockGetTime, {llvm::ConstantInt::get(i32, kClockMonotonic), ts});
+    b.CreateCall(clockGetTime,
+                 {llvm::ConstantInt::get(i32, kClockMonotonic), ts});
     llvm::Value *sec = b.CreateLoad(i64, b.CreateStructGEP(timespec, ts, 0));
     llvm::Value *nsec = b.CreateLoad(i64, b.CreateStructGEP(timespec, ts, 1));
     b.CreateRet(b.CreateAdd(
@@ -697,9 +697,9 @@ private:
     llvm::Function *now = buildClock();
     auto slot = [&](llvm::IRBuilder<> &b, llvm::GlobalVariable *array,
                     llvm::Value *index) {
-      return b.CreateGEP(array->getValueType(), array,
-                         {llvm::ConstantInt::get(i64, 0),
-                          b.CreateZExt(index, i64)});
+      return b.CreateGEP(
+          array->getValueType(), array,
+          {llvm::ConstantInt::get(i64, 0), b.CreateZExt(index, i64)});
     };
     {
       llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", begin));
@@ -744,12 +744,11 @@ private:
         llvm::ConstantStruct::get(
             profileType,
             {llvm::ConstantInt::get(i32, signature.profiledKernels.size()),
-             llvm::ConstantInt::get(i32, 0), kernelTable, nanoseconds,
-             calls}),
+             llvm::ConstantInt::get(i32, 0), kernelTable, nanoseconds, calls}),
         "kiln.profile");
     auto *getProfile = llvm::Function::Create(
-        llvm::FunctionType::get(ptr, false),
-        llvm::GlobalValue::ExternalLinkage, "kiln_model_get_profile", module);
+        llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
+        "kiln_model_get_profile", module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", getProfile));
     b.CreateRet(profile);
   }

@@ -100,8 +100,8 @@ llvm::Expected<std::string> assemblePTX(llvm::StringRef ptx,
   llvm::sys::path::append(ptxas, "bin", "ptxas");
   llvm::SmallString<128> ptxPath, cubinPath, logPath;
   int fd;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("kiln-kernels", "ptx", fd, ptxPath))
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "kiln-kernels", "ptx", fd, ptxPath))
     return llvm::createStringError("cannot create a temporary file: " +
                                    ec.message());
   {
@@ -111,8 +111,8 @@ llvm::Expected<std::string> assemblePTX(llvm::StringRef ptx,
   llvm::sys::fs::createTemporaryFile("kiln-kernels", "cubin", cubinPath);
   llvm::sys::fs::createTemporaryFile("kiln-ptxas", "log", logPath);
   std::string arch = ("-arch=" + chip).str();
-  SmallVector<llvm::StringRef> args = {ptxas, arch, "-O3", ptxPath, "-o",
-                                       cubinPath};
+  SmallVector<llvm::StringRef> args = {ptxas,   arch, "-O3",
+                                       ptxPath, "-o", cubinPath};
   if (verbose)
     args.push_back("-v");
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath, logPath};

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Kiln/IR/ConstantData.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 
@@ -59,28 +60,13 @@ uint16_t toHalf(float value) {
     halfExponent = 0;
   }
   uint32_t kept = significand >> shift;
-  uint32_t rest = significand & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+  uint32_t rest = significand & ((1u << shift) - 1),
+           halfway = 1u << (shift - 1);
   uint32_t half = (uint32_t(halfExponent) << 10) + kept;
   // A carry out of the mantissa correctly bumps the exponent.
   if (rest > halfway || (rest == halfway && (kept & 1)))
     ++half;
   return uint16_t(sign | half);
-}
-
-/// The float data of an f32 constant (dense or resource), if readable.
-std::optional<SmallVector<float>> floatData(ElementsAttr value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value))
-    return SmallVector<float>(dense.getValues<float>());
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return std::nullopt;
-    ArrayRef<char> bytes = blob->getData();
-    SmallVector<float> data(bytes.size() / sizeof(float));
-    std::memcpy(data.data(), bytes.data(), data.size() * sizeof(float));
-    return data;
-  }
-  return std::nullopt;
 }
 
 struct AutocastPass : public kiln::impl::KilnAutocastBase<AutocastPass> {
@@ -122,7 +108,7 @@ struct AutocastPass : public kiln::impl::KilnAutocastBase<AutocastPass> {
     auto type = cast<RankedTensorType>(value.getType()).clone(half);
     if (auto constant = value.getDefiningOp<ConstantOp>())
       if (std::optional<SmallVector<float>> data =
-              floatData(constant.getValue())) {
+              readFloatData(constant.getValue())) {
         SmallVector<uint16_t> bits;
         bits.reserve(data->size());
         for (float v : *data)
@@ -138,8 +124,7 @@ struct AutocastPass : public kiln::impl::KilnAutocastBase<AutocastPass> {
               HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(bits)));
         return ConstantOp::create(b, value.getLoc(), converted);
       }
-    return CastOp::create(b, value.getLoc(), type, value,
-                          TypeAttr::get(half));
+    return CastOp::create(b, value.getLoc(), type, value, TypeAttr::get(half));
   }
 };
 
