@@ -23,5 +23,27 @@ else
   kit=build/gpu-kit
   python3 bench/gpu/prepare_kit.py build "$kit" --arch "$arch"
 fi
-nvidia-smi -L
+nvidia-smi -L || echo "nvidia-smi: not found"
+# cuBLAS from the CUDA wheels PyTorch uses, when it is not on the library
+# path (kiln's runtime opens libcuda.so.1 and libcublas with dlopen).
+if [[ -z "${KILN_CUBLAS:-}" ]]; then
+  KILN_CUBLAS=$(python3 - <<'PY'
+import glob, os
+found = []
+try:
+    import nvidia
+    for root in nvidia.__path__:
+        found += glob.glob(os.path.join(root, "**", "libcublas.so.1[23]"), recursive=True)
+except ImportError:
+    pass
+try:
+    import torch
+    found += glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "libcublas.so.1[23]"))
+except ImportError:
+    pass
+print(sorted(found)[-1] if found else "")
+PY
+  )
+  [[ -n "$KILN_CUBLAS" ]] && export KILN_CUBLAS && echo "cuBLAS: $KILN_CUBLAS"
+fi
 python3 bench/gpu/run_kit.py "$kit" "$results"
