@@ -8,7 +8,8 @@
 // tile's sweeps run over data that stays in L1, and the per-tile
 // temporaries are small enough for the stack (kiln-plan-memory).
 //
-// A kernel qualifies when it holds a reduction, every op is a linalg.generic
+// A kernel qualifies when it holds a reduction but no contraction (matmuls
+// and convolutions are kiln-lower-matmul's), every op is a linalg.generic
 // over the same number of loops (or a fill of an accumulator), and the
 // leading loops (before the first reduced one) are parallel in all of them;
 // those are the row loops. Keep-dims reductions write through constant-0
@@ -145,11 +146,15 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
     auto yield = cast<kiln::YieldOp>(kernel.getBody().front().getTerminator());
     if (yield->getNumOperands() != 1)
       return success();
-    bool hasReduction = false;
+    // Contractions (matmul, conv) are kiln-lower-matmul's: dropping a
+    // unit M would turn a batch-1 matmul into a vector-matrix loop nest it
+    // does not lower.
+    bool hasReduction = false, hasContraction = false;
     kernel.walk([&](linalg::GenericOp op) {
       hasReduction |= op.getNumReductionLoops() != 0;
+      hasContraction |= linalg::isaContractionOpInterface(op);
     });
-    if (!hasReduction)
+    if (!hasReduction || hasContraction)
       return success();
     if (failed(dropUnitDims(kernel)))
       return kernel.emitError("kiln-tile-rows: dropping unit dims failed");

@@ -50,3 +50,18 @@ func.func @not_tiled(%wide: tensor<4x8192xf32>, %one: tensor<1x64xf32>, %x: tens
   %3 = kiln.exp %x : tensor<64x128xf32> -> tensor<64x128xf32>
   return %0, %1, %2, %3 : tensor<4x8192xf32>, tensor<1x64xf32>, tensor<64x1xf32>, tensor<64x128xf32>
 }
+
+// -----
+
+// A batch-1 matmul with its epilogue keeps its unit M dimension (and its
+// three loops): contractions are kiln-lower-matmul's, which would not
+// recognize the vector-matrix loop nest that dropping M leaves.
+// CHECK-LABEL: func.func @batch_one_matmul
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<64x32xf32>)
+func.func @batch_one_matmul(%x: tensor<1x64xf32>, %w: tensor<64x32xf32>) -> tensor<1x32xf32> {
+  %0 = kiln.matmul %x, %w : (tensor<1x64xf32>, tensor<64x32xf32>) -> tensor<1x32xf32>
+  %1 = kiln.relu %0 : tensor<1x32xf32> -> tensor<1x32xf32>
+  return %1 : tensor<1x32xf32>
+}
