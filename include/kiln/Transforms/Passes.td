@@ -357,4 +357,24 @@ def MarkKernelBuffers : Pass<"kiln-mark-kernel-buffers", "::mlir::ModuleOp"> {
   }];
 }
 
+def UnrollSmallLoops : Pass<"kiln-unroll-small-loops", "::mlir::ModuleOp"> {
+  let summary = "Unroll short innermost reduction loops into their parent";
+  let description = [{
+    Runs on loops (after convert-linalg-to-parallel-loops). An innermost
+    `scf.for` with a constant trip count of at most `max-trip` and at most
+    `max-ops` ops in its body, nested in another loop, is fully unrolled;
+    repeated until no loop qualifies. A convolution's window loops (3 x 3
+    taps) disappear into the output-pixel loop around them, which LLVM's
+    loop vectorizer then vectorizes with the accumulator in a register,
+    instead of running a 7-iteration vector loop per tap.
+  }];
+  let options = [
+    Option<"maxTrip", "max-trip", "int64_t", /*default=*/"8",
+           "Longest loop to unroll">,
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"96",
+           "Most ops an unrolled body may have">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -97,8 +97,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
 
   // Col as [N, C, K..., P...], then [N, C*K, P].
   Value columns = input;
-  bool identityWindow =
-      windowSize == 1 && llvm::all_of(strides, [](int64_t s) { return s == 1; });
+  bool identityWindow = windowSize == 1 &&
+                        llvm::all_of(strides, [](int64_t s) { return s == 1; });
   if (!identityWindow) {
     SmallVector<int64_t> shape = {batch, channels};
     llvm::append_range(shape, kernel);
@@ -116,8 +116,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     columns = linalg::GenericOp::create(
-                  b, loc, colType, input,
-                  detail::emptyTensor(b, loc, colType), maps, iterators,
+                  b, loc, colType, input, detail::emptyTensor(b, loc, colType),
+                  maps, iterators,
                   [](OpBuilder &nb, Location l, ValueRange args) {
                     linalg::YieldOp::create(nb, l, args[0]);
                   })
@@ -125,7 +125,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   }
   int64_t rank = cast<RankedTensorType>(columns.getType()).getRank();
   SmallVector<ReassociationIndices> colGroups = {
-      {0}, identityWindow ? ReassociationIndices{1} : allDims(1, 2 + n),
+      {0},
+      identityWindow ? ReassociationIndices{1} : allDims(1, 2 + n),
       allDims(identityWindow ? 2 : 2 + n, rank)};
   columns = tensor::CollapseShapeOp::create(
       b, loc,
@@ -150,18 +151,20 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   iterators.push_back(utils::IteratorType::reduction);
   Value init = detail::filledTensor(
       b, loc, resultType, detail::scalarConstant(b, loc, elementType, 0));
-  Value product = linalg::GenericOp::create(b, loc, resultType,
-                                            ValueRange{weights, columns}, init,
-                                            maps, iterators, detail::multiplyAccumulate)
+  Value product = linalg::GenericOp::create(
+                      b, loc, resultType, ValueRange{weights, columns}, init,
+                      maps, iterators, detail::multiplyAccumulate)
                       .getResult(0);
   return tensor::ExpandShapeOp::create(
       b, loc, type, product,
       SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
 }
 
-/// Any convolution (grouped, depthwise, integer) as one loop nest. The
-/// output's spatial dims are the innermost loops, so the accumulation into
-/// each output row vectorizes along contiguous memory.
+/// Any convolution (grouped, depthwise, integer) as one loop nest: batch,
+/// output channel, input channel, the output's spatial dims, then the
+/// window's. kiln-unroll-small-loops unrolls the window loops into the
+/// output-pixel loop, which vectorizes along contiguous memory with the
+/// accumulator in a register.
 Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
                   RankedTensorType type, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, int64_t groups) {
@@ -170,9 +173,9 @@ Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
   size_t n = filterType.getRank() - 2;
   int64_t outPerGroup = type.getDimSize(1) / groups;
   int64_t inPerGroup = filterType.getDimSize(1);
-  // Loops: n, o, c, k_0..k_{n-1}, out_0..out_{n-1}.
+  // Loops: n, o, c, out_0..out_{n-1}, k_0..k_{n-1}.
   unsigned rank = 3 + 2 * n;
-  unsigned channel = 2, firstKernel = 3, firstOut = 3 + n;
+  unsigned channel = 2, firstOut = 3, firstKernel = 3 + n;
   AffineExpr o = getAffineDimExpr(1, context);
   AffineExpr c = getAffineDimExpr(channel, context);
   SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context)};
@@ -191,12 +194,14 @@ Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
                                  AffineMap::get(rank, 0, outExprs, context)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  for (unsigned d = channel; d < firstOut; ++d)
+  iterators[channel] = utils::IteratorType::reduction;
+  for (unsigned d = firstKernel; d < rank; ++d)
     iterators[d] = utils::IteratorType::reduction;
   Value init = detail::filledTensor(
       b, loc, type, detail::scalarConstant(b, loc, type.getElementType(), 0));
   return linalg::GenericOp::create(b, loc, type, ValueRange{input, filter},
-                                   init, maps, iterators, detail::multiplyAccumulate)
+                                   init, maps, iterators,
+                                   detail::multiplyAccumulate)
       .getResult(0);
 }
 

@@ -258,6 +258,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
                           : "") +
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops)," +
+      (options.emulateGPU ? "" : "kiln-unroll-small-loops,") +
       (options.emulateGPU
            ? "canonicalize,kiln-map-loops-to-gpu,kiln-emulate-gpu-launches,"
            : "") +

@@ -1,0 +1,59 @@
+// RUN: kiln-opt %s --kiln-unroll-small-loops -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-unroll-small-loops=max-trip=2 -split-input-file | FileCheck %s --check-prefix=TRIP2
+
+// A 3 x 3 window inside the pixel loop: both window loops unroll (the inner
+// one first, then the outer one, now innermost), leaving 9 taps of
+// straight-line code in the pixel loop for LLVM to vectorize.
+// CHECK-LABEL: func.func @window
+// CHECK: scf.parallel
+// CHECK-NOT: scf.for
+// CHECK-COUNT-9: arith.mulf
+// CHECK-NOT: arith.mulf
+// TRIP2-LABEL: func.func @window
+// TRIP2-COUNT-2: scf.for
+func.func @window(%in: memref<10x10xf32>, %w: memref<3x3xf32>, %out: memref<8x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c8, %c8) step (%c1, %c1) {
+    scf.for %kh = %c0 to %c3 step %c1 {
+      scf.for %kw = %c0 to %c3 step %c1 {
+        %r = arith.addi %i, %kh : index
+        %c = arith.addi %j, %kw : index
+        %x = memref.load %in[%r, %c] : memref<10x10xf32>
+        %y = memref.load %w[%kh, %kw] : memref<3x3xf32>
+        %acc = memref.load %out[%i, %j] : memref<8x8xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %acc, %p : f32
+        memref.store %s, %out[%i, %j] : memref<8x8xf32>
+      }
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Long loops, loops at the top of a function (nothing to vectorize around
+// them) and loops whose unrolled body would be too big stay.
+// CHECK-LABEL: func.func @kept
+// CHECK-COUNT-2: scf.for
+func.func @kept(%buf: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    memref.store %one, %buf[%i] : memref<64xf32>
+  }
+  scf.parallel (%p) = (%c0) to (%c4) step (%c1) {
+    scf.for %i = %c0 to %c64 step %c1 {
+      memref.store %one, %buf[%i] : memref<64xf32>
+    }
+    scf.reduce
+  }
+  return
+}
