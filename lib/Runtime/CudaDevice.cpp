@@ -45,10 +45,14 @@ template <typename Derived> struct DynamicLibrary {
   }
 
 protected:
-  template <typename Fn> bool resolve(Fn &fn, const char *name) {
+  /// Looks `name` up; the first name not found is kept in `missing`.
+  template <typename Fn> void resolve(Fn &fn, const char *name) {
     fn = reinterpret_cast<Fn>(dlsym(library, name));
-    return fn != nullptr;
+    if (!fn && !missing)
+      missing = name;
   }
+
+  const char *missing = nullptr;
 };
 
 /// The driver entry points kiln uses, resolved once per process.
@@ -97,54 +101,38 @@ private:
       return std::string("this model runs on an NVIDIA GPU, but the CUDA "
                          "driver cannot be loaded (") +
              dlerror() + ")";
-    struct Entry {
-      bool ok;
-      const char *name;
-    };
-    const Entry entries[] = {
-        {resolve(init, "cuInit"), "cuInit"},
-        {resolve(getErrorName, "cuGetErrorName"), "cuGetErrorName"},
-        {resolve(getErrorString, "cuGetErrorString"), "cuGetErrorString"},
-        {resolve(deviceGetCount, "cuDeviceGetCount"), "cuDeviceGetCount"},
-        {resolve(deviceGet, "cuDeviceGet"), "cuDeviceGet"},
-        {resolve(deviceGetAttribute, "cuDeviceGetAttribute"),
-         "cuDeviceGetAttribute"},
-        {resolve(primaryCtxRetain, "cuDevicePrimaryCtxRetain"),
-         "cuDevicePrimaryCtxRetain"},
-        {resolve(primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2"),
-         "cuDevicePrimaryCtxRelease_v2"},
-        {resolve(ctxPush, "cuCtxPushCurrent_v2"), "cuCtxPushCurrent_v2"},
-        {resolve(ctxPop, "cuCtxPopCurrent_v2"), "cuCtxPopCurrent_v2"},
-        {resolve(moduleLoadData, "cuModuleLoadData"), "cuModuleLoadData"},
-        {resolve(moduleLoadDataEx, "cuModuleLoadDataEx"), "cuModuleLoadDataEx"},
-        {resolve(moduleUnload, "cuModuleUnload"), "cuModuleUnload"},
-        {resolve(moduleGetFunction, "cuModuleGetFunction"),
-         "cuModuleGetFunction"},
-        {resolve(memAlloc, "cuMemAlloc_v2"), "cuMemAlloc_v2"},
-        {resolve(memFree, "cuMemFree_v2"), "cuMemFree_v2"},
-        {resolve(memcpyHtoD, "cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2"},
-        {resolve(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2"),
-         "cuMemcpyHtoDAsync_v2"},
-        {resolve(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2"),
-         "cuMemcpyDtoHAsync_v2"},
-        {resolve(streamCreate, "cuStreamCreate"), "cuStreamCreate"},
-        {resolve(streamDestroy, "cuStreamDestroy_v2"), "cuStreamDestroy_v2"},
-        {resolve(streamSynchronize, "cuStreamSynchronize"),
-         "cuStreamSynchronize"},
-        {resolve(launchKernel, "cuLaunchKernel"), "cuLaunchKernel"},
-        {resolve(streamBeginCapture, "cuStreamBeginCapture_v2"),
-         "cuStreamBeginCapture_v2"},
-        {resolve(streamEndCapture, "cuStreamEndCapture"), "cuStreamEndCapture"},
-        {resolve(graphInstantiate, "cuGraphInstantiateWithFlags"),
-         "cuGraphInstantiateWithFlags"},
-        {resolve(graphLaunch, "cuGraphLaunch"), "cuGraphLaunch"},
-        {resolve(graphDestroy, "cuGraphDestroy"), "cuGraphDestroy"},
-        {resolve(graphExecDestroy, "cuGraphExecDestroy"), "cuGraphExecDestroy"},
-    };
-    for (const Entry &entry : entries)
-      if (!entry.ok)
-        return std::string("the CUDA driver ") + path + " lacks " + entry.name +
-               " (too old a driver?)";
+    resolve(init, "cuInit");
+    resolve(getErrorName, "cuGetErrorName");
+    resolve(getErrorString, "cuGetErrorString");
+    resolve(deviceGetCount, "cuDeviceGetCount");
+    resolve(deviceGet, "cuDeviceGet");
+    resolve(deviceGetAttribute, "cuDeviceGetAttribute");
+    resolve(primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    resolve(primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    resolve(ctxPush, "cuCtxPushCurrent_v2");
+    resolve(ctxPop, "cuCtxPopCurrent_v2");
+    resolve(moduleLoadData, "cuModuleLoadData");
+    resolve(moduleLoadDataEx, "cuModuleLoadDataEx");
+    resolve(moduleUnload, "cuModuleUnload");
+    resolve(moduleGetFunction, "cuModuleGetFunction");
+    resolve(memAlloc, "cuMemAlloc_v2");
+    resolve(memFree, "cuMemFree_v2");
+    resolve(memcpyHtoD, "cuMemcpyHtoD_v2");
+    resolve(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    resolve(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    resolve(streamCreate, "cuStreamCreate");
+    resolve(streamDestroy, "cuStreamDestroy_v2");
+    resolve(streamSynchronize, "cuStreamSynchronize");
+    resolve(launchKernel, "cuLaunchKernel");
+    resolve(streamBeginCapture, "cuStreamBeginCapture_v2");
+    resolve(streamEndCapture, "cuStreamEndCapture");
+    resolve(graphInstantiate, "cuGraphInstantiateWithFlags");
+    resolve(graphLaunch, "cuGraphLaunch");
+    resolve(graphDestroy, "cuGraphDestroy");
+    resolve(graphExecDestroy, "cuGraphExecDestroy");
+    if (missing)
+      return std::string("the CUDA driver ") + path + " lacks " + missing +
+             " (too old a driver?)";
     if (CUresult result = init(0); result != kSuccess)
       return "cuInit failed with CUDA error " + std::to_string(result) +
              ": no usable NVIDIA GPU or driver";
@@ -183,12 +171,14 @@ private:
       return "this model runs its matrix products with cuBLAS, which cannot "
              "be loaded (" +
              tried + ")";
-    if (!resolve(create, "cublasCreate_v2") ||
-        !resolve(destroy, "cublasDestroy_v2") ||
-        !resolve(setStream, "cublasSetStream_v2") ||
-        !resolve(setWorkspace, "cublasSetWorkspace_v2") ||
-        !resolve(gemmStridedBatchedEx, "cublasGemmStridedBatchedEx"))
-      return "the cuBLAS library lacks an entry point kiln needs (too old?)";
+    resolve(create, "cublasCreate_v2");
+    resolve(destroy, "cublasDestroy_v2");
+    resolve(setStream, "cublasSetStream_v2");
+    resolve(setWorkspace, "cublasSetWorkspace_v2");
+    resolve(gemmStridedBatchedEx, "cublasGemmStridedBatchedEx");
+    if (missing)
+      return std::string("the cuBLAS library lacks ") + missing +
+             " (too old a version?)";
     return "";
   }
 };

@@ -164,7 +164,7 @@ struct MapLoopsToGPUPass
     auto launch =
         gpu::LaunchOp::create(b, loc, blocks, one, one, threads, one, one);
     MLIRContext *ctx = b.getContext();
-    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, moduleName));
+    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kiln::kGPUKernelModule));
     launch.setFunctionAttr(
         FlatSymbolRefAttr::get(ctx, "kernel_" + std::to_string(nextKernel++)));
     Block &body = launch.getBody().front();

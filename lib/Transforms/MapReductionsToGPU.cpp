@@ -148,7 +148,7 @@ struct MapReductionsToGPUPass
                                         /*asyncTokenType=*/nullptr,
                                         /*asyncDependencies=*/{},
                                         /*workgroupAttributions=*/{shared});
-    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, "kiln_kernels"));
+    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kiln::kGPUKernelModule));
     launch.setFunctionAttr(
         FlatSymbolRefAttr::get(ctx, "reduce_" + std::to_string(nextKernel++)));
     Block &body = launch.getBody().front();

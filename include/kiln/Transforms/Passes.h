@@ -18,6 +18,10 @@
 
 namespace kiln {
 
+/// The one gpu.module the CUDA target's kernels are outlined into
+/// (kiln-map-loops-to-gpu, kiln-map-reductions-to-gpu).
+constexpr llvm::StringLiteral kGPUKernelModule = "kiln_kernels";
+
 #define GEN_PASS_DECL
 #include "kiln/Transforms/Passes.h.inc"
 

@@ -220,9 +220,10 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
     parallel dimension, a copy) becomes a one-thread launch. Pure ops the
     kernels use (constants, index arithmetic, views of the arena or the
     weights) are recomputed inside each kernel, so only whole buffers and
-    scalars cross into kernels. All kernels are named for one `gpu.module`
-    (`module-name`), `kernel_0`, `kernel_1`, ... in program order, for
-    gpu-kernel-outlining.
+    scalars cross into kernels. All kernels are named for one `gpu.module`,
+    `kiln_kernels` (where kiln-map-reductions-to-gpu puts its kernels too:
+    the backend embeds one module), `kernel_0`, `kernel_1`, ... in program
+    order, for gpu-kernel-outlining.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -230,9 +231,6 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"4",
            "Consecutive iterations of the last dimension per thread (for "
            "128-bit accesses of f32), when its trip count is a multiple">,
-    Option<"moduleName", "module-name", "std::string",
-           /*default=*/"\"kiln_kernels\"",
-           "The gpu.module the kernels are outlined into">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",

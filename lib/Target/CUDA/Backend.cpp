@@ -143,7 +143,11 @@ LogicalResult buildImage(ModuleOp module, const Options &options,
                          cpu::ModelSignature &signature) {
   cpu::DeviceImage image;
   image.arch = options.chip;
-  for (auto binary : module.getOps<gpu::BinaryOp>()) {
+  auto binaries = llvm::to_vector(module.getOps<gpu::BinaryOp>());
+  if (binaries.size() > 1)
+    return module.emitError("the CUDA pipeline produced ")
+           << binaries.size() << " kernel modules; kiln embeds one";
+  for (gpu::BinaryOp binary : binaries) {
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
       if (object.getFormat() == gpu::CompilationTarget::Assembly)
