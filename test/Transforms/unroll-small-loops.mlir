@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-unroll-small-loops -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-unroll-small-loops=max-trip=2 -split-input-file | FileCheck %s --check-prefix=TRIP2
+// RUN: kiln-opt %s --kiln-unroll-small-loops=max-ops=20 -split-input-file | FileCheck %s --check-prefix=OPS20
 
 // A 3 x 3 window inside the pixel loop: both window loops unroll (the inner
 // one first, then the outer one, now innermost), leaving 9 taps of
@@ -53,6 +54,38 @@ func.func @kept(%buf: memref<64xf32>) {
     scf.for %i = %c0 to %c64 step %c1 {
       memref.store %one, %buf[%i] : memref<64xf32>
     }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Index arithmetic does not count towards the body size: it folds once the
+// induction variable is a constant (a stride-2 window's phase and column,
+// kw mod 2 and ow + kw floordiv 2). Here 3 trips x 4 counted ops (two loads,
+// mulf, addf: the store's and the yield's too) fit in max-ops=20, though
+// the body holds 10 ops.
+// OPS20-LABEL: func.func @strided_taps
+// OPS20-NOT: scf.for
+// OPS20-COUNT-3: arith.mulf
+func.func @strided_taps(%in: memref<2x9xf32>, %w: memref<3xf32>, %out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+    %sum = scf.for %kw = %c0 to %c3 step %c1 iter_args(%acc = %zero) -> f32 {
+      %phase = affine.apply affine_map<(d0) -> (d0 mod 2)>(%kw)
+      %col = affine.apply affine_map<(d0, d1) -> (d0 + d1 floordiv 2)>(%j, %kw)
+      %x = memref.load %in[%phase, %col] : memref<2x9xf32>
+      %y = memref.load %w[%kw] : memref<3xf32>
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      scf.yield %s : f32
+    }
+    memref.store %sum, %out[%j] : memref<8xf32>
     scf.reduce
   }
   return

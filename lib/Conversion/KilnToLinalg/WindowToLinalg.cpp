@@ -26,12 +26,110 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Pads the spatial dims of `input` ([N, C, D...]) with `value`: the
-/// leading pads, and trailing pads grown so every window of the output fits.
-Value padSpatial(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                 ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
-                 ArrayRef<int64_t> outSpatial, double value) {
+/// The input of a window op as its loops read it. Always padded; and when
+/// the window strides along the last spatial dim with several taps there
+/// (a stride-2 3x3 pool or depthwise convolution), that dim is split into
+/// its `stride` phases, [..., W] -> [..., phases, ceil(W / stride)], padded
+/// column w going to (w mod stride, w floordiv stride). A tap then reads
+/// consecutive elements for consecutive outputs and the output-row loop
+/// vectorizes; read with a stride of 2, LLVM's cost model leaves it scalar.
+struct WindowInput {
+  Value value;
+  /// Phase slots of the last dim: 0 when it is not split; 1 when every tap
+  /// reads phase 0 (only that phase is kept).
+  int64_t phases = 0;
+};
+
+/// Whether every tap along a dim reads phase 0: (k * dilation) mod stride.
+bool onlyPhaseZero(int64_t kernel, int64_t stride, int64_t dilation) {
+  for (int64_t k = 0; k < kernel; ++k)
+    if ((k * dilation) % stride)
+      return false;
+  return true;
+}
+
+SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
+  return llvm::to_vector(llvm::map_range(
+      values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); }));
+}
+
+/// `input` padded (`low` leading pads, `padded` the padded shape) with its
+/// last dim split into `phases` of `stride`: each phase's input columns
+/// (every stride-th one) copied to its slot, and only the padding around
+/// them filled (filling the whole buffer first would write it twice).
+Value splitPhases(OpBuilder &b, Location loc, Value input,
+                  ArrayRef<int64_t> low, ArrayRef<int64_t> padded,
+                  int64_t stride, int64_t phases, Value padValue) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank(), width = type.getShape().back();
+  int64_t lowW = low.back();
+  SmallVector<int64_t> shape(padded.drop_back());
+  shape.push_back(phases);
+  shape.push_back(llvm::divideCeil(padded.back(), stride));
+  auto splitType = RankedTensorType::get(shape, type.getElementType());
+  Value result = detail::emptyTensor(b, loc, splitType);
+  SmallVector<OpFoldResult> unitSteps =
+      indexAttrs(b, SmallVector<int64_t>(rank + 1, 1));
+  // Fills [begin, end) of dim `dim` (all of the others) with the pad value.
+  auto fillRange = [&](int64_t dim, int64_t begin, int64_t end,
+                       std::optional<int64_t> phase = std::nullopt) {
+    if (begin >= end)
+      return;
+    SmallVector<int64_t> at(rank + 1, 0), extent(shape);
+    at[dim] = begin;
+    extent[dim] = end - begin;
+    if (phase) {
+      at[rank - 1] = *phase;
+      extent[rank - 1] = 1;
+    }
+    Value slab = detail::filledTensor(
+        b, loc, RankedTensorType::get(extent, type.getElementType()), padValue);
+    result =
+        tensor::InsertSliceOp::create(b, loc, slab, result, indexAttrs(b, at),
+                                      indexAttrs(b, extent), unitSteps);
+  };
+  // The padding rows of the other spatial dims.
+  for (int64_t d = 2; d + 1 < rank; ++d) {
+    fillRange(d, 0, low[d]);
+    fillRange(d, low[d] + type.getDimSize(d), shape[d]);
+  }
+  for (int64_t phase = 0; phase < phases; ++phase) {
+    // Padded column j * stride + phase is input column that - lowW.
+    int64_t first = ((phase - lowW) % stride + stride) % stride;
+    int64_t count = first < width ? llvm::divideCeil(width - first, stride) : 0;
+    int64_t firstColumn = count ? (first + lowW - phase) / stride : 0;
+    fillRange(rank, 0, firstColumn, phase);
+    fillRange(rank, firstColumn + count, shape.back(), phase);
+    if (!count)
+      continue;
+    SmallVector<int64_t> offsets(rank, 0), sizes(type.getShape()),
+        steps(rank, 1);
+    offsets.back() = first;
+    sizes.back() = count;
+    steps.back() = stride;
+    Value columns = tensor::ExtractSliceOp::create(
+        b, loc, input, indexAttrs(b, offsets), indexAttrs(b, sizes),
+        indexAttrs(b, steps));
+    SmallVector<int64_t> at(low.drop_back()), extent(sizes);
+    at.push_back(phase);
+    at.push_back(firstColumn);
+    extent.insert(extent.end() - 1, 1);
+    result = tensor::InsertSliceOp::create(b, loc, columns, result,
+                                           indexAttrs(b, at),
+                                           indexAttrs(b, extent), unitSteps);
+  }
+  return result;
+}
+
+/// Pads the spatial dims of `input` ([N, C, D...]) with `value` (the
+/// leading pads, and trailing pads grown so every window of the output
+/// fits), splitting the last one into phases when that pays (above).
+WindowInput prepareWindowInput(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> dilations,
+                               ArrayRef<int64_t> pads,
+                               ArrayRef<int64_t> outSpatial, double value) {
   auto type = cast<RankedTensorType>(input.getType());
   size_t n = kernel.size();
   SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
@@ -46,27 +144,43 @@ Value padSpatial(OpBuilder &b, Location loc, Value input,
     shape[i + 2] = in + low[i + 2] + high[i + 2];
     any |= low[i + 2] || high[i + 2];
   }
-  if (!any)
-    return input;
   Value padValue = detail::scalarConstant(b, loc, type.getElementType(), value);
-  auto asFoldResults = [&](ArrayRef<int64_t> values) {
-    return llvm::to_vector(llvm::map_range(
-        values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); }));
-  };
-  return tensor::PadOp::create(b, loc, type.clone(shape), input,
-                               asFoldResults(low), asFoldResults(high),
-                               padValue);
+  int64_t stride = strides.back();
+  if (stride > 1 && kernel.back() > 1) {
+    int64_t phases =
+        onlyPhaseZero(kernel.back(), stride, dilations.back()) ? 1 : stride;
+    return {splitPhases(b, loc, input, low, shape, stride, phases, padValue),
+            phases};
+  }
+  if (!any)
+    return {input, 0};
+  return {tensor::PadOp::create(b, loc, type.clone(shape), input,
+                                indexAttrs(b, low), indexAttrs(b, high),
+                                padValue),
+          0};
 }
 
-/// Input map of a window: (..., out_i, ..., k_i, ...) -> out * s + k * d.
+/// Input map of a window's spatial dims: (..., out_i, ..., k_i, ...) ->
+/// out * s + k * d; for a last dim split into phases (WindowInput), the
+/// phase (k * d) mod s and the column out + (k * d) floordiv s.
 SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
                                     unsigned firstKernel,
                                     ArrayRef<int64_t> strides,
-                                    ArrayRef<int64_t> dilations) {
+                                    ArrayRef<int64_t> dilations,
+                                    int64_t phases) {
   SmallVector<AffineExpr> exprs;
-  for (size_t i = 0; i < strides.size(); ++i)
-    exprs.push_back(getAffineDimExpr(firstOut + i, context) * strides[i] +
-                    getAffineDimExpr(firstKernel + i, context) * dilations[i]);
+  size_t n = strides.size();
+  for (size_t i = 0; i < n; ++i) {
+    AffineExpr out = getAffineDimExpr(firstOut + i, context);
+    AffineExpr tap = getAffineDimExpr(firstKernel + i, context) * dilations[i];
+    if (i + 1 < n || !phases) {
+      exprs.push_back(out * strides[i] + tap);
+      continue;
+    }
+    exprs.push_back(phases == 1 ? getAffineConstantExpr(0, context)
+                                : tap % strides[i]);
+    exprs.push_back(out + tap.floorDiv(strides[i]));
+  }
   return exprs;
 }
 
@@ -74,11 +188,11 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
 /// runs near peak: Y[n] (O x P) = W (O x CK) @ Col[n] (CK x P), where
 /// Col[n][(c, k...)][(p...)] = X[n][c][p * stride + k * dilation] (im2col,
 /// skipped for 1x1 windows with unit strides) and P is the output pixels.
-Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
+Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
                    RankedTensorType type, ArrayRef<int64_t> strides,
                    ArrayRef<int64_t> dilations) {
   MLIRContext *context = b.getContext();
-  auto inputType = cast<RankedTensorType>(input.getType());
+  auto inputType = cast<RankedTensorType>(input.value.getType());
   auto filterType = cast<RankedTensorType>(filter.getType());
   ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
@@ -96,7 +210,7 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   };
 
   // Col as [N, C, K..., P...], then [N, C*K, P].
-  Value columns = input;
+  Value columns = input.value;
   bool identityWindow = windowSize == 1 &&
                         llvm::all_of(strides, [](int64_t s) { return s == 1; });
   if (!identityWindow) {
@@ -108,16 +222,17 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
     unsigned firstKernel = 2, firstOut = 2 + n;
     SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
                                           getAffineDimExpr(1, context)};
-    llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
-                                               strides, dilations));
+    llvm::append_range(inputExprs,
+                       windowExprs(context, firstOut, firstKernel, strides,
+                                   dilations, input.phases));
     SmallVector<AffineMap> maps = {
         AffineMap::get(rank, 0, inputExprs, context),
         AffineMap::getMultiDimIdentityMap(rank, context)};
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     columns = linalg::GenericOp::create(
-                  b, loc, colType, input, detail::emptyTensor(b, loc, colType),
-                  maps, iterators,
+                  b, loc, colType, input.value,
+                  detail::emptyTensor(b, loc, colType), maps, iterators,
                   [](OpBuilder &nb, Location l, ValueRange args) {
                     linalg::YieldOp::create(nb, l, args[0]);
                   })
@@ -165,7 +280,7 @@ Value convAsMatmul(OpBuilder &b, Location loc, Value input, Value filter,
 /// window's. kiln-unroll-small-loops unrolls the window loops into the
 /// output-pixel loop, which vectorizes along contiguous memory with the
 /// accumulator in a register.
-Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
+Value convAsLoops(OpBuilder &b, Location loc, WindowInput input, Value filter,
                   RankedTensorType type, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, int64_t groups) {
   MLIRContext *context = b.getContext();
@@ -182,7 +297,7 @@ Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
   inputExprs.push_back(groups == 1 ? c
                                    : o.floorDiv(outPerGroup) * inPerGroup + c);
   llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
-                                             strides, dilations));
+                                             strides, dilations, input.phases));
   SmallVector<AffineExpr> filterExprs = {o, c};
   SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context), o};
   for (size_t i = 0; i < n; ++i) {
@@ -199,9 +314,9 @@ Value convAsLoops(OpBuilder &b, Location loc, Value input, Value filter,
     iterators[d] = utils::IteratorType::reduction;
   Value init = detail::filledTensor(
       b, loc, type, detail::scalarConstant(b, loc, type.getElementType(), 0));
-  return linalg::GenericOp::create(b, loc, type, ValueRange{input, filter},
-                                   init, maps, iterators,
-                                   detail::multiplyAccumulate)
+  return linalg::GenericOp::create(b, loc, type,
+                                   ValueRange{input.value, filter}, init, maps,
+                                   iterators, detail::multiplyAccumulate)
       .getResult(0);
 }
 
@@ -216,9 +331,9 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     auto filterType = cast<RankedTensorType>(op.getFilter().getType());
     ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
     size_t n = kernel.size();
-    Value input = padSpatial(rewriter, loc, adaptor.getInput(), kernel,
-                             op.getStrides(), op.getDilations(), op.getPads(),
-                             type.getShape().drop_front(2), 0.0);
+    WindowInput input = prepareWindowInput(
+        rewriter, loc, adaptor.getInput(), kernel, op.getStrides(),
+        op.getDilations(), op.getPads(), type.getShape().drop_front(2), 0.0);
     int64_t groups = static_cast<int64_t>(op.getGroups());
     Type elementType = type.getElementType();
     Value result =
@@ -314,9 +429,10 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
     detail::Combiner combiner =
         isMax ? detail::Combiner::Max : detail::Combiner::Sum;
     double padValue = detail::identityOf(combiner, elementType, isUnsigned);
-    Value input = padSpatial(rewriter, loc, adaptor.getInput(), kernel,
-                             op.getStrides(), op.getDilations(), op.getPads(),
-                             type.getShape().drop_front(2), padValue);
+    WindowInput input =
+        prepareWindowInput(rewriter, loc, adaptor.getInput(), kernel,
+                           op.getStrides(), op.getDilations(), op.getPads(),
+                           type.getShape().drop_front(2), padValue);
     // Loops: n, c, k..., out...: the kernel dims are reductions, and the
     // output's spatial dims are innermost so each window offset is one
     // vectorizable sweep along output rows.
@@ -324,9 +440,9 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
     unsigned firstKernel = 2, firstOut = 2 + n;
     SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
                                           getAffineDimExpr(1, context)};
-    llvm::append_range(inputExprs,
-                       windowExprs(context, firstOut, firstKernel,
-                                   op.getStrides(), op.getDilations()));
+    llvm::append_range(
+        inputExprs, windowExprs(context, firstOut, firstKernel, op.getStrides(),
+                                op.getDilations(), input.phases));
     SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context),
                                         getAffineDimExpr(1, context)};
     for (size_t i = 0; i < n; ++i)
@@ -350,7 +466,7 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
         detail::scalarConstant(rewriter, loc, elementType, padValue));
     Value result =
         linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{input, window}, init, maps,
+            rewriter, loc, type, ValueRange{input.value, window}, init, maps,
             iterators,
             [&](OpBuilder &b, Location l, ValueRange args) {
               linalg::YieldOp::create(b, l,

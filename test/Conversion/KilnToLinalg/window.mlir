@@ -1,16 +1,29 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck %s
 
-// A grouped convolution is one loop nest: padded input, then a reduction over
-// (c, kh, kw) reading input[n, g * 2 + c, oh * 2 + kh, ow * 2 + kw] for 2
+// A grouped convolution is one loop nest: a reduction over (c, kh, kw) for 2
 // groups of 2 channels; the window loops (kh, kw) innermost, for
-// kiln-unroll-small-loops to unroll into the output-pixel loop.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d2, d3 * 2 + d5, d4 * 2 + d6)>
+// kiln-unroll-small-loops to unroll into the output-pixel loop. The window
+// strides by 2 along the row, so the padded input's last dim is split into
+// its 2 phases ([.., 9] -> [.., 2, 5]): tap kw reads phase kw mod 2 at column
+// ow + kw floordiv 2, consecutive for consecutive outputs.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, (d1 floordiv 2) * 2 + d2, d3 * 2 + d5, d6 mod 2, d4 + d6 floordiv 2)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2, d5, d6)>
 // CHECK-LABEL: func.func @grouped_conv
-// Only padding some window reads is materialized: the last window ends at
-// row 8 of the leading-padded input, so the trailing pad is dropped.
-// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 0]
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[SPLIT:.*]] = tensor.empty() : tensor<1x4x9x2x5xf32>
+// Only the padding is filled: the leading row...
+// CHECK: %[[ROW:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x4x1x2x5xf32>)
+// CHECK: %[[S0:.*]] = tensor.insert_slice %[[ROW]] into %[[SPLIT]][0, 0, 0, 0, 0] [1, 4, 1, 2, 5]
+// ...the leading column of phase 0 (padded column 0)...
+// CHECK: %[[S1:.*]] = tensor.insert_slice %{{.*}} into %[[S0]][0, 0, 0, 0, 0] [1, 4, 9, 1, 1]
+// ...then phase 0 holds input columns 1, 3, 5, 7 from its column 1...
+// CHECK: %[[ODD:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [1, 4, 8, 4] [1, 1, 1, 2]
+// CHECK: %[[S2:.*]] = tensor.insert_slice %[[ODD]] into %[[S1]][0, 0, 1, 0, 1] [1, 4, 8, 1, 4]
+// ...and phase 1 input columns 0, 2, 4, 6, then padding.
+// CHECK: %[[S3:.*]] = tensor.insert_slice %{{.*}} into %[[S2]][0, 0, 0, 1, 4] [1, 4, 9, 1, 1]
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 4, 8, 4] [1, 1, 1, 2]
+// CHECK: %[[S4:.*]] = tensor.insert_slice %[[EVEN]] into %[[S3]][0, 0, 1, 1, 0] [1, 4, 8, 1, 4]
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel", "reduction", "reduction"]} ins(%[[S4]], %arg1
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // The bias is added afterwards, broadcast over the spatial dims.
@@ -24,9 +37,10 @@ func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: te
 // -----
 
 // A dense f32 convolution is im2col + a matmul per image:
-// Col[n, c, kh, kw, oh, ow] = X[n, c, oh * 2 + kh, ow * 2 + kw], viewed as
-// [n, c*kh*kw, oh*ow], multiplied by the filter viewed as [o, c*kh*kw].
-// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// Col[n, c, kh, kw, oh, ow] = X[n, c, oh * 2 + kh, ow * 2 + kw] (here from
+// the input split into phases, so the copy along ow is contiguous), viewed
+// as [n, c*kh*kw, oh*ow], multiplied by the filter viewed as [o, c*kh*kw].
+// CHECK-DAG: #[[COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d3 mod 2, d5 + d3 floordiv 2)>
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // CHECK-LABEL: func.func @dense_conv
@@ -55,12 +69,15 @@ func.func @pointwise_conv(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x1x1xf32>) -
 
 // -----
 
-// Max pooling pads with -inf (here: the extra trailing row ceil_mode needs).
+// Max pooling pads with -inf (here: the extra trailing row and column
+// ceil_mode needs, in the split input).
 // CHECK-LABEL: func.func @max_pool_ceil
 // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 1]
-// CHECK-NEXT: ^bb0
-// CHECK-NEXT: tensor.yield %[[NEG]]
+// CHECK: tensor.empty() : tensor<1x1x5x2x3xf32>
+// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<1x1x1x2x3xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 4, 0, 0] [1, 1, 1, 2, 3]
+// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<1x1x5x1x1xf32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0, 2] [1, 1, 5, 1, 1]
 // CHECK: arith.maximumf
 func.func @max_pool_ceil(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] {ceil_mode} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
@@ -69,9 +86,39 @@ func.func @max_pool_ceil(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 
 // -----
 
+// With dilation 2 and stride 2, every tap reads phase 0: only that phase is
+// kept (input columns 0, 2, 4, 6, 8), nothing to pad.
+// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2 * 2, 0, d3 + d5)>
+// CHECK-LABEL: func.func @dilated_pool
+// CHECK-NOT: linalg.fill
+// CHECK: %[[EVEN:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 1, 9, 5] [1, 1, 1, 2]
+// CHECK: %[[SPLIT:.*]] = tensor.insert_slice %[[EVEN]] into %{{.*}}[0, 0, 0, 0, 0] [1, 1, 9, 1, 5] {{.*}} into tensor<1x1x9x1x5xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], {{.*}} ins(%[[SPLIT]],
+func.func @dilated_pool(%x: tensor<1x1x9x9xf32>) -> tensor<1x1x3x3xf32> {
+  %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [2, 2] pads = [0, 0, 0, 0] : tensor<1x1x9x9xf32> -> tensor<1x1x3x3xf32>
+  return %0 : tensor<1x1x3x3xf32>
+}
+
+// -----
+
+// One tap per row (a strided 1x1 convolution): nothing to split, the im2col
+// copy reads the input in place.
+// CHECK: #[[COL:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4 * 2 + d2, d5 * 2 + d3)>
+// CHECK-LABEL: func.func @strided_pointwise
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.generic {indexing_maps = [#[[COL]], #{{.*}}], {{.*}} ins(%arg0
+func.func @strided_pointwise(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x4x8x8xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 // Average pooling divides by the number of real (unpadded) elements in each
 // window: corners 4, edges 6, the middle 9 for a 3x3 window with pad 1.
+// Unit strides: the input is padded whole (tensor.pad), not split.
 // CHECK-LABEL: func.func @avg_pool_excludes_pads
+// CHECK: tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: arith.constant dense<{{\[\[\[\[}}4.000000e+00, 6.000000e+00, 4.000000e+00], [6.000000e+00, 9.000000e+00, 6.000000e+00], [4.000000e+00, 6.000000e+00, 4.000000e+00]]]]> : tensor<1x1x3x3xf32>
 // CHECK: arith.divf
 func.func @avg_pool_excludes_pads(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32> {
@@ -84,8 +131,7 @@ func.func @avg_pool_excludes_pads(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32
 // Unsigned max pooling pads with 0 and compares unsigned.
 // CHECK-LABEL: func.func @max_pool_unsigned
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i8
-// CHECK: tensor.pad
-// CHECK: tensor.yield %[[ZERO]] : i8
+// CHECK: linalg.fill ins(%[[ZERO]] : i8)
 // CHECK: arith.maxui
 func.func @max_pool_unsigned(%x: tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8> {
   %0 = kiln.max_pool %x kernel = [2, 2] strides = [2, 2] dilations = [1, 1] pads = [1, 1, 0, 0] : tensor<1x1x4x4xui8> -> tensor<1x1x2x2xui8>
