@@ -57,10 +57,14 @@ bool isDenseF32(Value value) {
 }
 
 /// A matmul as convert-kiln-to-linalg writes it, on dense f32 buffers:
-/// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n].
+/// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n], where lhs may be stored
+/// transposed ([b?, k, m]: a convolution's im2col matrix when the output
+/// pixels are the rows) and a constant rhs too ([n, k]: filters, Gemm's
+/// transB weights), which compile-time packing reads either way.
 struct MatmulShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool lhsBatched = false, rhsBatched = false;
+  bool lhsTransposed = false, rhsTransposed = false;
 };
 
 /// Whether `map` is (d_0, ..., d_{batchRank-1})? followed by (x, y).
@@ -98,7 +102,32 @@ bool isMultiplyAccumulate(linalg::GenericOp op) {
   return mulOk && addOk;
 }
 
-std::optional<MatmulShape> matchMatmul(linalg::GenericOp op) {
+/// The constant global `value` reads, or null.
+memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
+  // A reshaped view (a convolution's filters as [O, C*KH*KW]) has the
+  // same data in the same order.
+  while (auto reshape = value.getDefiningOp<memref::CollapseShapeOp>())
+    value = reshape.getSrc();
+  auto getGlobal = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!getGlobal)
+    return nullptr;
+  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return nullptr;
+  return global;
+}
+
+/// The float data of a constant global, or nothing.
+std::optional<SmallVector<float>> constantData(Value value,
+                                               SymbolTable &symbols) {
+  memref::GlobalOp global = constantGlobal(value, symbols);
+  if (!global)
+    return std::nullopt;
+  return kiln::readFloatData(*global.getInitialValue());
+}
+
+std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
+                                       SymbolTable &symbols) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
     return std::nullopt;
@@ -121,21 +150,32 @@ std::optional<MatmulShape> matchMatmul(linalg::GenericOp op) {
   if (maps[2] != AffineMap::getMultiDimIdentityMap(loops, op.getContext())
                      .getMajorSubMap(loops - 1))
     return std::nullopt;
+  MatmulShape shape;
   std::optional<bool> lhsBatched = batchedOperand(maps[0], batchRank, m, k);
+  if (!lhsBatched) {
+    lhsBatched = batchedOperand(maps[0], batchRank, k, m);
+    shape.lhsTransposed = true;
+  }
   std::optional<bool> rhsBatched = batchedOperand(maps[1], batchRank, k, n);
+  // A transposed B is only read packed, so its data must be known now.
+  if (!rhsBatched && constantData(rhs, symbols)) {
+    rhsBatched = batchedOperand(maps[1], batchRank, n, k);
+    shape.rhsTransposed = true;
+  }
   if (!lhsBatched || !rhsBatched)
     return std::nullopt;
   ArrayRef<int64_t> outShape = cast<MemRefType>(out.getType()).getShape();
-  MatmulShape shape;
   for (int64_t d : outShape.drop_back(2))
     shape.batch *= d;
   shape.m = outShape[outShape.size() - 2];
   shape.n = outShape.back();
-  shape.k = cast<MemRefType>(lhs.getType()).getShape().back();
+  ArrayRef<int64_t> lhsShape = cast<MemRefType>(lhs.getType()).getShape();
+  shape.k = lhsShape[lhsShape.size() - (shape.lhsTransposed ? 2 : 1)];
   shape.lhsBatched = *lhsBatched;
   shape.rhsBatched = *rhsBatched;
-  // An unbatched B: the whole batch of A is one tall matmul.
-  if (!shape.rhsBatched && shape.lhsBatched) {
+  // An unbatched B: the whole batch of A is one tall matmul (unless A is
+  // transposed: its rows are then not evenly spaced across the batch).
+  if (!shape.rhsBatched && shape.lhsBatched && !shape.lhsTransposed) {
     shape.m *= shape.batch;
     shape.batch = 1;
     shape.lhsBatched = false;
@@ -144,18 +184,6 @@ std::optional<MatmulShape> matchMatmul(linalg::GenericOp op) {
       (!shape.lhsBatched && !shape.rhsBatched && shape.batch != 1))
     return std::nullopt;
   return shape;
-}
-
-/// The float data of a constant global, or nothing.
-std::optional<SmallVector<float>> constantData(Value value,
-                                               SymbolTable &symbols) {
-  auto getGlobal = value.getDefiningOp<memref::GetGlobalOp>();
-  if (!getGlobal)
-    return std::nullopt;
-  auto global = symbols.lookup<memref::GlobalOp>(getGlobal.getName());
-  if (!global || !global.getConstant() || !global.getInitialValue())
-    return std::nullopt;
-  return kiln::readFloatData(*global.getInitialValue());
 }
 
 /// An elementwise linalg.generic right after a matmul that reads its result
@@ -301,7 +329,7 @@ public:
                                      : flatten(input, rank));
       }
     }
-    if (needsPacking(shape.k))
+    if (needsPacking(shape.lhsTransposed ? shape.m : shape.k))
       packedA = allocPacked(mTiles, mr);
     packedB = compileTimePackedB();
     bool packBPerCall = !packedB && needsPacking(shape.n);
@@ -388,20 +416,27 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   }
 
-  /// Ap[t][k][r] = A[batch * M + t * MR + r][k], and 0 in the rows of the
-  /// last tile past M (rewritten on every call: the arena bytes under the
-  /// padding may have held another buffer in between).
+  /// A[row][k] of batch element `batch`, read in place (from the [batch *
+  /// M, K] view of A, or the [batch * K, M] view of a transposed A).
+  Value loadA(Value batch, Value row, Value k) {
+    if (shape.lhsTransposed) {
+      Value base = shape.lhsBatched ? mul(batch, shape.k) : index(0);
+      return memref::LoadOp::create(b, loc, lhs, ValueRange{add(base, k), row});
+    }
+    Value base = shape.lhsBatched ? mul(batch, shape.m) : index(0);
+    return memref::LoadOp::create(b, loc, lhs, ValueRange{add(base, row), k});
+  }
+
+  /// Ap[t][k][r] = A[t * MR + r][k] of batch element `batch`, and 0 in the
+  /// rows of the last tile past M (rewritten on every call: the arena bytes
+  /// under the padding may have held another buffer in between).
   void packA(Value batch) {
     Value packed = packedA;
-    Value base = shape.lhsBatched ? mul(batch, shape.m) : index(0);
     auto copyTile = [&](Value tile, int64_t rows) {
-      Value row0 = add(base, mul(tile, mr));
+      Value row0 = mul(tile, mr);
       forLoop(0, shape.k, 1, [&](Value k) {
         for (int64_t r = 0; r < mr; ++r) {
-          Value v = r < rows ? memref::LoadOp::create(
-                                   b, loc, lhs, ValueRange{add(row0, r), k})
-                                   .getResult()
-                             : zero();
+          Value v = r < rows ? loadA(batch, add(row0, r), k) : zero();
           memref::StoreOp::create(b, loc, v, packed,
                                   ValueRange{tile, k, index(r)});
         }
@@ -468,12 +503,12 @@ private:
     for (int64_t k = 0; k < shape.k; ++k)
       for (int64_t col = 0; col < shape.n; ++col)
         packed[((col / nr) * shape.k + k) * nr + col % nr] =
-            (*data)[k * shape.n + col];
+            (*data)[shape.rhsTransposed ? col * shape.k + k
+                                        : k * shape.n + col];
     auto type = MemRefType::get({nPanels, shape.k, nr}, f32);
     auto tensorType = RankedTensorType::get(type.getShape(), f32);
     auto name =
-        (rhsOperand.getDefiningOp<memref::GetGlobalOp>().getName() + "_packed")
-            .str();
+        (constantGlobal(rhsOperand, symbols).getSymName() + "_packed").str();
     auto init = DenseResourceElementsAttr::get(
         tensorType, name,
         HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(packed)));
@@ -595,15 +630,12 @@ private:
           bVectors.push_back(vector::LoadOp::create(
               b, loc, vectorType, rhs, ValueRange{bRow, column(j)}));
       }
-      Value aRow0 =
-          add(shape.lhsBatched ? mul(batch, shape.m) : index(0), mul(tile, mr));
+      Value aRow0 = mul(tile, mr);
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
-        Value a = packedA
-                      ? memref::LoadOp::create(b, loc, packedA,
-                                               ValueRange{tile, k, index(r)})
-                      : memref::LoadOp::create(b, loc, lhs,
-                                               ValueRange{add(aRow0, r), k});
+        Value a = packedA ? memref::LoadOp::create(
+                                b, loc, packedA, ValueRange{tile, k, index(r)})
+                          : loadA(batch, add(aRow0, r), k);
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
           Value acc = loop.getRegionIterArgs()[r * vectors + j];
@@ -720,7 +752,7 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     SymbolTable symbols(module);
     SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
     module.walk([&](linalg::GenericOp op) {
-      if (std::optional<MatmulShape> shape = matchMatmul(op))
+      if (std::optional<MatmulShape> shape = matchMatmul(op, symbols))
         matmuls.push_back({op, *shape});
     });
     for (auto &[op, shape] : matmuls)

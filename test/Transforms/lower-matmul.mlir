@@ -94,3 +94,91 @@ func.func @integers(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, k, m)>
+#rhs = affine_map<(b, m, n, k) -> (n, k)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A convolution with its output pixels as rows: A is the im2col matrix
+// stored transposed ([batch, K, M], read in place: row k of one image holds
+// the k-th value of every pixel) and B the filters, a constant stored
+// transposed ([N, K], viewed from [N, C, KH, KW]), packed at compile time
+// into panels. The batch of a transposed A is a loop (its rows are not
+// evenly spaced across images).
+// CHECK-LABEL: memref.global "private" constant @__constant_filters_packed : memref<2x18x32xf32>
+// CHECK-LABEL: func.func @pixels_as_rows
+// CHECK: %[[A:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<36x49xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[BP:.*]] = memref.get_global @__constant_filters_packed
+// CHECK: scf.for %[[IMAGE:.*]] = %c0{{.*}} to %c2{{.*}}
+// CHECK: scf.parallel
+// CHECK: vector.load %[[BP]]
+// CHECK: memref.load %[[A]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_filters : memref<40x2x3x3xf32> = dense<1.0>
+func.func @pixels_as_rows(%a: memref<2x18x49xf32>, %c: memref<2x49x40xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_filters : memref<40x2x3x3xf32>
+  %filters = memref.collapse_shape %w [[0], [1, 2, 3]] : memref<40x2x3x3xf32> into memref<40x18xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x49x40xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %filters : memref<2x18x49xf32>, memref<40x18xf32>) outs(%c : memref<2x49x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (k, m)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A transposed A whose rows (here the M = 512 floats of one k) are 2 KiB
+// apart is packed per call like any other A.
+// CHECK-LABEL: func.func @transposed_a_packed
+// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x4x8xf32>
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %[[AP]]
+// CHECK: vector.fma
+func.func @transposed_a_packed(%a: memref<4x512xf32>, %b: memref<4x16xf32>, %c: memref<512x16xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x512xf32>, memref<4x16xf32>) outs(%c : memref<512x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (n, k)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A transposed B is only read packed at compile time: one computed at run
+// time stays a loop nest.
+// CHECK-LABEL: func.func @transposed_runtime_b
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+func.func @transposed_runtime_b(%a: memref<8x16xf32>, %b: memref<32x16xf32>, %c: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<32x16xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

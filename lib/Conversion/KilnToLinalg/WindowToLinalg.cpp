@@ -1,13 +1,17 @@
 //===- WindowToLinalg.cpp - kiln conv and pooling to linalg ---------------===//
 //
 // Convolution and pooling over N spatial dims: the input is padded first
-// (tensor.pad with 0 or -inf, plus the extra trailing rows ceil_mode needs).
-// A dense f32 convolution becomes im2col + a matmul per image (the matmul
-// kernel does the work); any other convolution and pooling are
-// linalg.generic reductions where every output element reduces over its
-// window, reading input[.., o * stride + k * dilation]. Grouped convolution
-// picks the input channel (o / outPerGroup) * inPerGroup + c.
-// Average pooling divides by a compile-time table of window counts.
+// (with 0 or -inf, plus the extra trailing rows ceil_mode needs), and when
+// the window strides along the row with several taps, split into phases so
+// every tap reads consecutive elements (WindowInput). A dense f32
+// convolution becomes im2col + a matmul per image (the matmul kernel does
+// the work), with the output channels or, when that fills the register
+// tiles better, the output pixels as the matmul's rows; any other
+// convolution and pooling are linalg.generic reductions where every output
+// element reduces over its window, reading input[.., o * stride + k *
+// dilation]. Grouped convolution picks the input channel (o / outPerGroup) *
+// inPerGroup + c. Average pooling divides by a compile-time table of window
+// counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -184,13 +188,40 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
   return exprs;
 }
 
+/// Whether a convolution's matmul wastes less of its register tiles with
+/// the output pixels as rows than with the output channels as rows. The
+/// tile is (at most) 8 rows x 32 columns, so a 7 x 7 output (49 pixels) as
+/// columns fills 49 of 64 lanes, and as rows 49 of 56: late ResNet and
+/// MobileNet layers (512 or 960 channels, 49 or 196 pixels) run faster
+/// with the pixels as rows.
+bool pixelsAsRowsPays(int64_t channels, int64_t pixels) {
+  constexpr int64_t kTileRows = 8, kTileColumns = 32;
+  auto padded = [](int64_t x, int64_t to) { return llvm::alignTo(x, to); };
+  return padded(pixels, kTileRows) * padded(channels, kTileColumns) <
+         padded(channels, kTileRows) * padded(pixels, kTileColumns);
+}
+
+/// Whether `filter` is a compile-time constant: a kiln.constant, or the
+/// kernel region's argument that one is passed to.
+bool isConstantFilter(Value filter) {
+  if (auto arg = dyn_cast<BlockArgument>(filter)) {
+    auto kernel = dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
+    if (!kernel || arg.getArgNumber() >= kernel->getNumOperands())
+      return false;
+    filter = kernel->getOperand(arg.getArgNumber());
+  }
+  return filter.getDefiningOp<ConstantOp>() != nullptr;
+}
+
 /// Dense f32 convolution as a matmul per image, which kiln-lower-matmul
 /// runs near peak: Y[n] (O x P) = W (O x CK) @ Col[n] (CK x P), where
 /// Col[n][(c, k...)][(p...)] = X[n][c][p * stride + k * dilation] (im2col,
-/// skipped for 1x1 windows with unit strides) and P is the output pixels.
+/// skipped for 1x1 windows with unit strides) and P is the output pixels;
+/// or, when that fills the register tiles better and W is a constant
+/// (packed transposed at compile time), Y[n]^T = Col[n]^T @ W^T.
 Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
                    RankedTensorType type, ArrayRef<int64_t> strides,
-                   ArrayRef<int64_t> dilations) {
+                   ArrayRef<int64_t> dilations, bool constantFilter) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.value.getType());
   auto filterType = cast<RankedTensorType>(filter.getType());
@@ -204,6 +235,7 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
     windowSize *= k;
   for (int64_t p : outSpatial)
     pixels *= p;
+  bool pixelsAsRows = constantFilter && pixelsAsRowsPays(outChannels, pixels);
   Type elementType = type.getElementType();
   auto allDims = [](int64_t from, int64_t to) -> ReassociationIndices {
     return llvm::to_vector<2>(llvm::seq<int64_t>(from, to));
@@ -253,17 +285,52 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
       RankedTensorType::get({outChannels, channels * windowSize}, elementType),
       filter, SmallVector<ReassociationIndices>{{0}, allDims(1, 2 + n)});
 
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  if (pixelsAsRows) {
+    // Loops (n, p, o, ck): T[n][p][o] = Col[n]^T @ W^T, the transposed A
+    // read in place and the filters packed transposed at compile time;
+    // then Y[n][o][p] = T[n][p][o], a copy the bias and activation fuse
+    // into.
+    auto productType =
+        RankedTensorType::get({batch, pixels, outChannels}, elementType);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(4, 0, {dim(0), dim(3), dim(1)}, context),
+        AffineMap::get(4, 0, {dim(2), dim(3)}, context),
+        AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
+    Value init = detail::filledTensor(
+        b, loc, productType, detail::scalarConstant(b, loc, elementType, 0));
+    Value product = linalg::GenericOp::create(
+                        b, loc, productType, ValueRange{columns, weights}, init,
+                        maps, iterators, detail::multiplyAccumulate)
+                        .getResult(0);
+    auto resultType =
+        RankedTensorType::get({batch, outChannels, pixels}, elementType);
+    SmallVector<AffineMap> transposeMaps = {
+        AffineMap::get(3, 0, {dim(0), dim(2), dim(1)}, context),
+        AffineMap::getMultiDimIdentityMap(3, context)};
+    Value transposed =
+        linalg::GenericOp::create(
+            b, loc, resultType, product,
+            detail::emptyTensor(b, loc, resultType), transposeMaps,
+            SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+            [](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, args[0]);
+            })
+            .getResult(0);
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, transposed,
+        SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
+  }
   // Loops (n, o, p, ck): the form kiln-lower-matmul recognizes (a shared A
   // against a batch of B).
   auto resultType =
       RankedTensorType::get({batch, outChannels, pixels}, elementType);
-  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
   SmallVector<AffineMap> maps = {
       AffineMap::get(4, 0, {dim(1), dim(3)}, context),
       AffineMap::get(4, 0, {dim(0), dim(3), dim(2)}, context),
       AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
-  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
-  iterators.push_back(utils::IteratorType::reduction);
   Value init = detail::filledTensor(
       b, loc, resultType, detail::scalarConstant(b, loc, elementType, 0));
   Value product = linalg::GenericOp::create(
@@ -339,7 +406,8 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     Value result =
         groups == 1 && elementType.isF32()
             ? convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
-                           op.getStrides(), op.getDilations())
+                           op.getStrides(), op.getDilations(),
+                           isConstantFilter(op.getFilter()))
             : convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
                           op.getStrides(), op.getDilations(), groups);
     if (Value bias = adaptor.getBias()) {

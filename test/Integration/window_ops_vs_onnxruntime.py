@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Convolution and pooling code generation on each of its paths, for the
+AVX-512 (--mcpu=native on an AVX-512 host) and AVX2 (--mcpu=x86-64-v3)
+tiles, checked against ONNX Runtime:
+
+- dense convolutions as im2col + matmul with the output channels as rows,
+  and with the output pixels as rows (the transposed im2col matrix read in
+  place, the filters packed transposed at compile time, then a transposed
+  copy into which bias, residual and ReLU fuse), with ragged row tiles and
+  ragged panels on both;
+- windows that stride along the row with several taps (a stride-2 3x3
+  convolution, depthwise convolution, max and average pool), whose input is
+  split into phases, including ceil_mode's extra padding and a dilated
+  window whose taps all read one phase;
+- a strided 1x1 convolution (one tap per row: not split).
+
+Each case runs with a batch of 2, on 1 and 2 threads. With --emulate-gpu,
+the same cases go through the CUDA target's mapping, run on the CPU.
+
+Usage: window_ops_vs_onnxruntime.py BIN_DIR [--emulate-gpu]
+"""
+
+import os
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(__file__))
+from e2e_vs_onnxruntime import check  # noqa: E402
+
+RTOL, ATOL = 1e-4, 2e-4
+CPUS = ["native", "x86-64-v3"]
+BATCH = 2
+
+
+class Case:
+    def __init__(self, name, channels, size):
+        self.name = name
+        self.rng = np.random.default_rng(len(name))
+        self.shape = [BATCH, channels, size, size]
+        self.nodes, self.initializers = [], []
+        self.value = "X"
+        self.channels = {"X": channels}
+
+    def constant(self, name, array):
+        self.initializers.append(numpy_helper.from_array(array.astype(np.float32), name))
+        return name
+
+    def op(self, op_type, inputs, channels=None, **attrs):
+        out = f"t{len(self.nodes)}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], **attrs))
+        self.channels[out] = channels or self.channels[inputs[0]]
+        self.value = out
+        return out
+
+    def conv(self, out_channels, kernel, stride=1, pad=0, dilation=1, group=1,
+             bias=True, source=None):
+        source = source or self.value
+        w = self.constant(f"w{len(self.nodes)}", self.rng.standard_normal(
+            (out_channels, self.channels[source] // group, kernel, kernel)))
+        inputs = [source, w]
+        if bias:
+            inputs.append(self.constant(f"b{len(self.nodes)}",
+                                        self.rng.standard_normal(out_channels)))
+        return self.op("Conv", inputs, out_channels, kernel_shape=[kernel, kernel],
+                       strides=[stride, stride], pads=[pad] * 4,
+                       dilations=[dilation, dilation], group=group)
+
+    def model(self):
+        graph = helper.make_graph(
+            self.nodes, self.name,
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, self.shape)],
+            [helper.make_tensor_value_info(self.value, TensorProto.FLOAT, None)],
+            self.initializers)
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def pixels_as_rows():
+    # 64 channels x 49 pixels: the pixels as rows (6 full tiles and one of
+    # 1 row), with bias, a residual add and ReLU after the transposed copy.
+    case = Case("pixels_as_rows", 8, 7)
+    skip = case.conv(64, 1)
+    case.conv(64, 3, pad=1, source="X")
+    case.op("Relu", [case.op("Add", [case.value, skip])])
+    return case
+
+
+def pixels_as_rows_ragged_panel():
+    # 72 channels (two panels and a masked third) x 9 pixels, strided.
+    case = Case("pixels_as_rows_ragged_panel", 5, 6)
+    case.conv(72, 3, stride=2, pad=1)
+    return case
+
+
+def channels_as_rows():
+    # 24 channels x 196 pixels: the channels as rows, a ragged last panel
+    # (196 = 6 x 32 + 4), 7x7 stride-2 window split into phases.
+    case = Case("channels_as_rows", 3, 28)
+    case.op("Relu", [case.conv(24, 7, stride=2, pad=3)])
+    return case
+
+
+def strided_windows():
+    case = Case("strided_windows", 6, 15)
+    case.op("Relu", [case.conv(6, 3, stride=2, pad=1, group=6)])
+    case.op("MaxPool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
+            pads=[1, 1, 1, 1], ceil_mode=1)
+    return case
+
+
+def average_pool():
+    case = Case("average_pool", 4, 11)
+    case.op("AveragePool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
+            pads=[1, 1, 1, 1], count_include_pad=0)
+    return case
+
+
+def dilated_and_pointwise():
+    # Dilation 2 at stride 2: every tap reads phase 0. Then a strided 1x1
+    # convolution (not split).
+    case = Case("dilated_and_pointwise", 4, 13)
+    case.conv(8, 3, stride=2, dilation=2, pad=2, bias=False)
+    case.conv(16, 1, stride=2)
+    return case
+
+
+CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, channels_as_rows,
+         strided_windows, average_pool, dilated_and_pointwise]
+
+
+def main():
+    bin_dir = sys.argv[1]
+    targets = ([("gpu", ["--emulate-gpu"])] if "--emulate-gpu" in sys.argv[2:]
+               else [(cpu, [f"--mcpu={cpu}"]) for cpu in CPUS])
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for target, flags in targets:
+            for build in CASES:
+                case = build()
+                results.append(check(f"{case.name}.{target}", case.model(), {}, bin_dir,
+                                     work, flags, RTOL, ATOL))
+    print(f"{sum(results)} of {len(results)} window ops match ONNX Runtime "
+          f"(rtol {RTOL}, atol {ATOL})")
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
