@@ -288,29 +288,38 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
+  // Loops (n, o, p, ck): the shared filters are A, Col[n] the batched B, a
+  // form kiln-lower-matmul recognizes. With the pixels as rows, loops (n, p,
+  // o, ck) compute T[n][p][o] = Col[n]^T @ W^T instead: Col read in place as
+  // a transposed A, the filters packed transposed at compile time as B.
+  int64_t rows = pixelsAsRows ? pixels : outChannels;
+  int64_t cols = pixelsAsRows ? outChannels : pixels;
+  auto productType = RankedTensorType::get({batch, rows, cols}, elementType);
+  AffineMap columnsMap = AffineMap::get(
+      4, 0, {dim(0), dim(3), dim(pixelsAsRows ? 1 : 2)}, context);
+  AffineMap weightsMap =
+      AffineMap::get(4, 0, {dim(pixelsAsRows ? 2 : 1), dim(3)}, context);
+  SmallVector<Value, 2> operands = {weights, columns};
+  SmallVector<AffineMap> maps = {weightsMap, columnsMap};
   if (pixelsAsRows) {
-    // Loops (n, p, o, ck): T[n][p][o] = Col[n]^T @ W^T, the transposed A
-    // read in place and the filters packed transposed at compile time;
-    // then Y[n][o][p] = T[n][p][o], a copy the bias and activation fuse
-    // into.
-    auto productType =
-        RankedTensorType::get({batch, pixels, outChannels}, elementType);
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(4, 0, {dim(0), dim(3), dim(1)}, context),
-        AffineMap::get(4, 0, {dim(2), dim(3)}, context),
-        AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
-    Value init = detail::filledTensor(
-        b, loc, productType, detail::scalarConstant(b, loc, elementType, 0));
-    Value product = linalg::GenericOp::create(
-                        b, loc, productType, ValueRange{columns, weights}, init,
-                        maps, iterators, detail::multiplyAccumulate)
-                        .getResult(0);
+    std::swap(operands[0], operands[1]);
+    std::swap(maps[0], maps[1]);
+  }
+  maps.push_back(AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context));
+  Value init = detail::filledTensor(
+      b, loc, productType, detail::scalarConstant(b, loc, elementType, 0));
+  Value product =
+      linalg::GenericOp::create(b, loc, productType, operands, init, maps,
+                                iterators, detail::multiplyAccumulate)
+          .getResult(0);
+  if (pixelsAsRows) {
+    // Y[n][o][p] = T[n][p][o]: a copy the bias and activation fuse into.
     auto resultType =
         RankedTensorType::get({batch, outChannels, pixels}, elementType);
     SmallVector<AffineMap> transposeMaps = {
         AffineMap::get(3, 0, {dim(0), dim(2), dim(1)}, context),
         AffineMap::getMultiDimIdentityMap(3, context)};
-    Value transposed =
+    product =
         linalg::GenericOp::create(
             b, loc, resultType, product,
             detail::emptyTensor(b, loc, resultType), transposeMaps,
@@ -319,24 +328,7 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
               linalg::YieldOp::create(nb, l, args[0]);
             })
             .getResult(0);
-    return tensor::ExpandShapeOp::create(
-        b, loc, type, transposed,
-        SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
   }
-  // Loops (n, o, p, ck): the form kiln-lower-matmul recognizes (a shared A
-  // against a batch of B).
-  auto resultType =
-      RankedTensorType::get({batch, outChannels, pixels}, elementType);
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(4, 0, {dim(1), dim(3)}, context),
-      AffineMap::get(4, 0, {dim(0), dim(3), dim(2)}, context),
-      AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
-  Value init = detail::filledTensor(
-      b, loc, resultType, detail::scalarConstant(b, loc, elementType, 0));
-  Value product = linalg::GenericOp::create(
-                      b, loc, resultType, ValueRange{weights, columns}, init,
-                      maps, iterators, detail::multiplyAccumulate)
-                      .getResult(0);
   return tensor::ExpandShapeOp::create(
       b, loc, type, product,
       SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
