@@ -432,15 +432,16 @@ CudaContext::~CudaContext() {
       driver->graphDestroy(graph);
     if (stream)
       driver->streamDestroy(stream);
+    auto release = [&](CUdeviceptr ptr) {
+      if (ptr)
+        driver->memFree(ptr);
+    };
     for (CUdeviceptr ptr : inputs)
-      if (ptr)
-        driver->memFree(ptr);
+      release(ptr);
     for (CUdeviceptr ptr : outputs)
-      if (ptr)
-        driver->memFree(ptr);
-    for (CUdeviceptr ptr : {arena, weights})
-      if (ptr)
-        driver->memFree(ptr);
+      release(ptr);
+    release(arena);
+    release(weights);
     if (module)
       driver->moduleUnload(module);
   }

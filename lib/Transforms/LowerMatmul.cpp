@@ -157,8 +157,9 @@ std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
     shape.lhsTransposed = true;
   }
   std::optional<bool> rhsBatched = batchedOperand(maps[1], batchRank, k, n);
-  // A transposed B is only read packed, so its data must be known now.
-  if (!rhsBatched && constantData(rhs, symbols)) {
+  // A transposed B is only read packed at compile time (the emitter leaves
+  // the op alone if its data cannot be read).
+  if (!rhsBatched && constantGlobal(rhs, symbols)) {
     rhsBatched = batchedOperand(maps[1], batchRank, n, k);
     shape.rhsTransposed = true;
   }
@@ -305,6 +306,13 @@ public:
   }
 
   void emit() {
+    if (!shape.rhsBatched)
+      rhsData = constantData(op.getDpsInputs()[1], symbols);
+    if (rhsData && int64_t(rhsData->size()) != shape.k * shape.n)
+      rhsData.reset();
+    // A transposed B is only read packed.
+    if (shape.rhsTransposed && !rhsData)
+      return;
     epilogue = findEpilogue(op, shape);
     zeroInit = eraseZeroFill();
     // [batch * rows, cols] views (free).
@@ -493,18 +501,15 @@ private:
 
   /// A constant, unbatched B packed now into a new read-only global.
   Value compileTimePackedB() {
-    if (shape.rhsBatched)
+    if (!rhsData)
       return nullptr;
     Value rhsOperand = op.getDpsInputs()[1];
-    std::optional<SmallVector<float>> data = constantData(rhsOperand, symbols);
-    if (!data || int64_t(data->size()) != shape.k * shape.n)
-      return nullptr;
+    const SmallVector<float> &data = *rhsData;
     SmallVector<float> packed(nPanels * shape.k * nr, 0.0f);
     for (int64_t k = 0; k < shape.k; ++k)
       for (int64_t col = 0; col < shape.n; ++col)
         packed[((col / nr) * shape.k + k) * nr + col % nr] =
-            (*data)[shape.rhsTransposed ? col * shape.k + k
-                                        : k * shape.n + col];
+            data[shape.rhsTransposed ? col * shape.k + k : k * shape.n + col];
     auto type = MemRefType::get({nPanels, shape.k, nr}, f32);
     auto tensorType = RankedTensorType::get(type.getShape(), f32);
     auto name =
@@ -736,6 +741,8 @@ private:
   VectorType vectorType;
   bool zeroInit = false;
   Value lhs, rhs, out;
+  /// B's data when it is an unbatched constant (read once, packed now).
+  std::optional<SmallVector<float>> rhsData;
   /// The packed copies, or null where the tiles read the operand in place.
   Value packedA, packedB;
   /// The epilogue applied on the tiles, its inputs and its output as views.

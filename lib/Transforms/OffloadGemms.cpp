@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/RuntimeDtype.h"
 #include "kiln/runtime.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -33,13 +34,11 @@ struct Gemm {
   int32_t inType = 0, outType = 0;
 };
 
+/// The kiln_dtype of a GEMM operand's element type, if cuBLAS takes it.
 std::optional<int32_t> gemmDtype(Type type) {
-  if (type.isF32())
-    return KILN_DTYPE_F32;
-  if (type.isF16())
-    return KILN_DTYPE_F16;
-  if (type.isBF16())
-    return KILN_DTYPE_BF16;
+  std::optional<int32_t> dtype = kiln::runtimeDtype(type);
+  if (dtype && kiln::isGemmDtype(*dtype))
+    return dtype;
   return std::nullopt;
 }
 

@@ -22,6 +22,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <limits>
 
@@ -52,11 +53,6 @@ bool onlyPhaseZero(int64_t kernel, int64_t stride, int64_t dilation) {
   return true;
 }
 
-SmallVector<OpFoldResult> indexAttrs(OpBuilder &b, ArrayRef<int64_t> values) {
-  return llvm::to_vector(llvm::map_range(
-      values, [&](int64_t v) -> OpFoldResult { return b.getIndexAttr(v); }));
-}
-
 /// `input` padded (`low` leading pads, `padded` the padded shape) with its
 /// last dim split into `phases` of `stride`: each phase's input columns
 /// (every stride-th one) copied to its slot, and only the padding around
@@ -73,7 +69,7 @@ Value splitPhases(OpBuilder &b, Location loc, Value input,
   auto splitType = RankedTensorType::get(shape, type.getElementType());
   Value result = detail::emptyTensor(b, loc, splitType);
   SmallVector<OpFoldResult> unitSteps =
-      indexAttrs(b, SmallVector<int64_t>(rank + 1, 1));
+      getAsIndexOpFoldResult(b.getContext(), SmallVector<int64_t>(rank + 1, 1));
   // Fills [begin, end) of dim `dim` (all of the others) with the pad value.
   auto fillRange = [&](int64_t dim, int64_t begin, int64_t end,
                        std::optional<int64_t> phase = std::nullopt) {
@@ -88,9 +84,9 @@ Value splitPhases(OpBuilder &b, Location loc, Value input,
     }
     Value slab = detail::filledTensor(
         b, loc, RankedTensorType::get(extent, type.getElementType()), padValue);
-    result =
-        tensor::InsertSliceOp::create(b, loc, slab, result, indexAttrs(b, at),
-                                      indexAttrs(b, extent), unitSteps);
+    result = tensor::InsertSliceOp::create(
+        b, loc, slab, result, getAsIndexOpFoldResult(b.getContext(), at),
+        getAsIndexOpFoldResult(b.getContext(), extent), unitSteps);
   };
   // The padding rows of the other spatial dims.
   for (int64_t d = 2; d + 1 < rank; ++d) {
@@ -112,15 +108,16 @@ Value splitPhases(OpBuilder &b, Location loc, Value input,
     sizes.back() = count;
     steps.back() = stride;
     Value columns = tensor::ExtractSliceOp::create(
-        b, loc, input, indexAttrs(b, offsets), indexAttrs(b, sizes),
-        indexAttrs(b, steps));
+        b, loc, input, getAsIndexOpFoldResult(b.getContext(), offsets),
+        getAsIndexOpFoldResult(b.getContext(), sizes),
+        getAsIndexOpFoldResult(b.getContext(), steps));
     SmallVector<int64_t> at(low.drop_back()), extent(sizes);
     at.push_back(phase);
     at.push_back(firstColumn);
     extent.insert(extent.end() - 1, 1);
-    result = tensor::InsertSliceOp::create(b, loc, columns, result,
-                                           indexAttrs(b, at),
-                                           indexAttrs(b, extent), unitSteps);
+    result = tensor::InsertSliceOp::create(
+        b, loc, columns, result, getAsIndexOpFoldResult(b.getContext(), at),
+        getAsIndexOpFoldResult(b.getContext(), extent), unitSteps);
   }
   return result;
 }
@@ -159,7 +156,8 @@ WindowInput prepareWindowInput(OpBuilder &b, Location loc, Value input,
   if (!any)
     return {input, 0};
   return {tensor::PadOp::create(b, loc, type.clone(shape), input,
-                                indexAttrs(b, low), indexAttrs(b, high),
+                                getAsIndexOpFoldResult(b.getContext(), low),
+                                getAsIndexOpFoldResult(b.getContext(), high),
                                 padValue),
           0};
 }

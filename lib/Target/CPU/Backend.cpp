@@ -5,6 +5,7 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/Transforms/RuntimeDtype.h"
 #include "kiln/runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,31 +42,8 @@ namespace kiln::cpu {
 namespace {
 
 FailureOr<int32_t> dtypeOf(Type type, Location loc) {
-  if (type.isF32())
-    return KILN_DTYPE_F32;
-  if (type.isF16())
-    return KILN_DTYPE_F16;
-  if (type.isBF16())
-    return KILN_DTYPE_BF16;
-  if (type.isF64())
-    return KILN_DTYPE_F64;
-  if (type.isInteger(1))
-    return KILN_DTYPE_BOOL;
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool u = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 8:
-      return u ? KILN_DTYPE_U8 : KILN_DTYPE_I8;
-    case 16:
-      return u ? KILN_DTYPE_U16 : KILN_DTYPE_I16;
-    case 32:
-      return u ? KILN_DTYPE_U32 : KILN_DTYPE_I32;
-    case 64:
-      return u ? KILN_DTYPE_U64 : KILN_DTYPE_I64;
-    default:
-      break;
-    }
-  }
+  if (std::optional<int32_t> dtype = kiln::runtimeDtype(type))
+    return *dtype;
   return emitError(loc) << "element type " << type
                         << " cannot cross the model boundary";
 }
