@@ -306,6 +306,10 @@ public:
   }
 
   void emit() {
+    if (!shape.lhsBatched)
+      lhsData = constantData(op.getDpsInputs()[0], symbols);
+    if (lhsData && int64_t(lhsData->size()) != shape.m * shape.k)
+      lhsData.reset();
     if (!shape.rhsBatched)
       rhsData = constantData(op.getDpsInputs()[1], symbols);
     if (rhsData && int64_t(rhsData->size()) != shape.k * shape.n)
@@ -337,9 +341,16 @@ public:
                                      : flatten(input, rank));
       }
     }
-    if (needsPacking(shape.lhsTransposed ? shape.m : shape.k))
+    // Constant operands (weights) are packed now; the others per call when
+    // reading them in place would collide in L1.
+    if (lhsData)
+      packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
+                                  /*kMajor=*/shape.lhsTransposed);
+    else if (needsPacking(shape.lhsTransposed ? shape.m : shape.k))
       packedA = allocPacked(mTiles, mr);
-    packedB = compileTimePackedB();
+    if (rhsData)
+      packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
+                                  /*kMajor=*/!shape.rhsTransposed);
     bool packBPerCall = !packedB && needsPacking(shape.n);
     if (packBPerCall) {
       packedB = allocPacked(nPanels, nr);
@@ -347,7 +358,7 @@ public:
         packB(index(0));
     }
     forLoop(0, shape.batch, 1, [&](Value batch) {
-      if (packedA)
+      if (packedA && !lhsData)
         packA(batch);
       if (packBPerCall && shape.rhsBatched)
         packB(batch);
@@ -499,21 +510,21 @@ private:
     body(loop.getInductionVars()[0]);
   }
 
-  /// A constant, unbatched B packed now into a new read-only global.
-  Value compileTimePackedB() {
-    if (!rhsData)
-      return nullptr;
-    Value rhsOperand = op.getDpsInputs()[1];
-    const SmallVector<float> &data = *rhsData;
-    SmallVector<float> packed(nPanels * shape.k * nr, 0.0f);
+  /// A constant, unbatched operand packed now into a new read-only global
+  /// [ceil(count / width), K, width] (zeros past `count`): `data` holds
+  /// `count` x K floats, K-major ([K, count]) or not ([count, K]).
+  Value compileTimePacked(Value operand, ArrayRef<float> data, int64_t count,
+                          int64_t width, bool kMajor) {
+    int64_t groups = llvm::divideCeil(count, width);
+    SmallVector<float> packed(groups * shape.k * width, 0.0f);
     for (int64_t k = 0; k < shape.k; ++k)
-      for (int64_t col = 0; col < shape.n; ++col)
-        packed[((col / nr) * shape.k + k) * nr + col % nr] =
-            data[shape.rhsTransposed ? col * shape.k + k : k * shape.n + col];
-    auto type = MemRefType::get({nPanels, shape.k, nr}, f32);
+      for (int64_t i = 0; i < count; ++i)
+        packed[((i / width) * shape.k + k) * width + i % width] =
+            data[kMajor ? k * count + i : i * shape.k + k];
+    auto type = MemRefType::get({groups, shape.k, width}, f32);
     auto tensorType = RankedTensorType::get(type.getShape(), f32);
     auto name =
-        (constantGlobal(rhsOperand, symbols).getSymName() + "_packed").str();
+        (constantGlobal(operand, symbols).getSymName() + "_packed").str();
     auto init = DenseResourceElementsAttr::get(
         tensorType, name,
         HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(packed)));
@@ -741,8 +752,9 @@ private:
   VectorType vectorType;
   bool zeroInit = false;
   Value lhs, rhs, out;
-  /// B's data when it is an unbatched constant (read once, packed now).
-  std::optional<SmallVector<float>> rhsData;
+  /// A's and B's data when they are unbatched constants (read once, packed
+  /// now).
+  std::optional<SmallVector<float>> lhsData, rhsData;
   /// The packed copies, or null where the tiles read the operand in place.
   Value packedA, packedB;
   /// The epilogue applied on the tiles, its inputs and its output as views.

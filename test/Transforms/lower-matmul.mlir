@@ -182,3 +182,35 @@ func.func @transposed_runtime_b(%a: memref<8x16xf32>, %b: memref<32x16xf32>, %c:
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A convolution with its output channels as rows: A is the filters, a
+// constant, packed at compile time into 8-row tiles (k-major within a tile,
+// zeros in the rows past M = 3), and no copy of it is made per call.
+// CHECK-LABEL: memref.global "private" constant @__constant_small_filters_packed : memref<1x2x8xf32> = dense_resource<__constant_small_filters_packed>
+// CHECK-LABEL: func.func @constant_a_packed
+// CHECK-NOT: memref.alloc
+// CHECK: %[[AP:.*]] = memref.get_global @__constant_small_filters_packed
+// CHECK: scf.for
+// CHECK: memref.load %[[AP]]
+// CHECK: vector.fma
+// CHECK: __constant_small_filters_packed: "0x040000000000803F000040400000A040000000000000000000000000000000000000000000000040000080400000C0400000000000000000000000000000000000000000"
+// AVX2-LABEL: memref.global "private" constant @__constant_small_filters_packed : memref<1x2x6xf32>
+memref.global "private" constant @__constant_small_filters : memref<3x2xf32> = dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]>
+func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
+  %w = memref.get_global @__constant_small_filters : memref<3x2xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %b : memref<3x2xf32>, memref<2x2x16xf32>) outs(%c : memref<2x3x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

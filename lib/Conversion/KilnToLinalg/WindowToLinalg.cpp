@@ -186,17 +186,26 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
   return exprs;
 }
 
-/// Whether a convolution's matmul wastes less of its register tiles with
-/// the output pixels as rows than with the output channels as rows. The
-/// tile is (at most) 8 rows x 32 columns, so a 7 x 7 output (49 pixels) as
-/// columns fills 49 of 64 lanes, and as rows 49 of 56: late ResNet and
-/// MobileNet layers (512 or 960 channels, 49 or 196 pixels) run faster
-/// with the pixels as rows.
-bool pixelsAsRowsPays(int64_t channels, int64_t pixels) {
+/// Whether a convolution's matmul runs faster with the output pixels as
+/// rows than with the output channels as rows. The register tile is (at
+/// most) 8 rows x 32 columns, so a 7 x 7 output (49 pixels) as columns fills
+/// 49 of 64 lanes, and as rows 49 of 56. The saving is paid for by the
+/// transposing copy back to [channels, pixels], which costs about as much
+/// per element as 64 FMA lanes (2 cycles); the saving scales with the
+/// reduction length. Measured on Zen 4 (1 thread): 3x3 512 -> 512 at 7x7
+/// (saving/copy ratio 750) 3755 -> 2463 us and 1x1 960 -> 160 at 7x7 (157)
+/// 172 -> 151 us with pixels as rows; 1x1 160 -> 960 at 7x7 (26) 199 -> 216
+/// us, 96 -> 576 at 14x14 (12) 226 -> 307 and 32 -> 192 at 28x28 (0.65)
+/// 114 -> 240 us slower.
+bool pixelsAsRowsPays(int64_t channels, int64_t pixels, int64_t reduction) {
   constexpr int64_t kTileRows = 8, kTileColumns = 32;
+  constexpr int64_t kTransposeCostInLanes = 64;
   auto padded = [](int64_t x, int64_t to) { return llvm::alignTo(x, to); };
-  return padded(pixels, kTileRows) * padded(channels, kTileColumns) <
-         padded(channels, kTileRows) * padded(pixels, kTileColumns);
+  int64_t asRows = padded(pixels, kTileRows) * padded(channels, kTileColumns);
+  int64_t asColumns =
+      padded(channels, kTileRows) * padded(pixels, kTileColumns);
+  return (asColumns - asRows) * reduction >
+         channels * pixels * kTransposeCostInLanes;
 }
 
 /// Whether `filter` is a compile-time constant: a kiln.constant, or the
@@ -233,7 +242,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
     windowSize *= k;
   for (int64_t p : outSpatial)
     pixels *= p;
-  bool pixelsAsRows = constantFilter && pixelsAsRowsPays(outChannels, pixels);
+  bool pixelsAsRows = constantFilter && pixelsAsRowsPays(outChannels, pixels,
+                                                         channels * windowSize);
   Type elementType = type.getElementType();
   auto allDims = [](int64_t from, int64_t to) -> ReassociationIndices {
     return llvm::to_vector<2>(llvm::seq<int64_t>(from, to));

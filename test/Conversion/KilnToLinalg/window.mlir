@@ -142,32 +142,47 @@ func.func @max_pool_unsigned(%x: tensor<1x1x4x4xui8>) -> tensor<1x1x2x2xui8> {
 
 // 64 output channels over 7 x 7 = 49 pixels fill the 8 x 32 register tiles
 // better with the pixels as rows (49 of 56 rows used) than as columns (49 of
-// 64 lanes): with constant filters, the matmul is T[n][p][o] = Col[n]^T @
-// W^T, reading the im2col matrix and the filters transposed (loops n, p, o,
-// ck), then a transposed copy gives [n][o][p] for the bias to fuse into.
+// 64 lanes), and with 576 = 64 x 3 x 3 steps of reduction that saving pays
+// for the transposed copy: with constant filters, the matmul is T[n][p][o] =
+// Col[n]^T @ W^T, reading the im2col matrix and the filters transposed
+// (loops n, p, o, ck), then a transposed copy gives [n][o][p] for the bias
+// to fuse into.
 // CHECK-DAG: #[[COL_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>
 // CHECK-DAG: #[[W_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[SWAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
 // CHECK-LABEL: func.func @pixels_as_rows
-// CHECK: %[[COL:.*]] = tensor.collapse_shape %{{.*}} into tensor<1x72x49xf32>
-// CHECK: %[[W:.*]] = tensor.collapse_shape %{{.*}} into tensor<64x72xf32>
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %{{.*}} into tensor<1x576x49xf32>
+// CHECK: %[[W:.*]] = tensor.collapse_shape %{{.*}} into tensor<64x576xf32>
 // CHECK: %[[T:.*]] = linalg.generic {indexing_maps = [#[[COL_T]], #[[W_T]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[COL]], %[[W]] : {{.*}}) outs(%{{.*}} : tensor<1x49x64xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[SWAP]], #{{.*}}], {{.*}} ins(%[[T]] : tensor<1x49x64xf32>) outs(%{{.*}} : tensor<1x64x49xf32>)
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 64, 7, 7]
-func.func @pixels_as_rows(%x: tensor<1x8x7x7xf32>, %b: tensor<64xf32>) -> tensor<1x64x7x7xf32> {
-  %w = kiln.constant dense<1.0> : tensor<64x8x3x3xf32>
-  %0 = kiln.conv %x, %w, %b strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x8x7x7xf32>, tensor<64x8x3x3xf32>, tensor<64xf32>) -> tensor<1x64x7x7xf32>
+func.func @pixels_as_rows(%x: tensor<1x64x7x7xf32>, %b: tensor<64xf32>) -> tensor<1x64x7x7xf32> {
+  %w = kiln.constant dense<1.0> : tensor<64x64x3x3xf32>
+  %0 = kiln.conv %x, %w, %b strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>, tensor<64xf32>) -> tensor<1x64x7x7xf32>
   return %0 : tensor<1x64x7x7xf32>
 }
 
 // -----
 
-// The same shape with filters computed at run time keeps the channels as
-// rows (only constant filters are packed transposed).
-// CHECK-LABEL: func.func @runtime_filters
+// With only 72 = 8 x 3 x 3 steps of reduction, the tiles' saving does not
+// pay for the transposed copy: the channels stay the rows.
+// CHECK-LABEL: func.func @short_reduction_keeps_channels_as_rows
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x72xf32>, tensor<1x72x49xf32>)
-func.func @runtime_filters(%x: tensor<1x8x7x7xf32>, %w: tensor<64x8x3x3xf32>) -> tensor<1x64x7x7xf32> {
+// CHECK-NOT: tensor<1x49x64xf32>
+func.func @short_reduction_keeps_channels_as_rows(%x: tensor<1x8x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = kiln.constant dense<1.0> : tensor<64x8x3x3xf32>
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x8x7x7xf32>, tensor<64x8x3x3xf32>) -> tensor<1x64x7x7xf32>
+  return %0 : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// The same shape as @pixels_as_rows with filters computed at run time keeps
+// the channels as rows (only constant filters are packed transposed).
+// CHECK-LABEL: func.func @runtime_filters
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x576xf32>, tensor<1x576x49xf32>)
+func.func @runtime_filters(%x: tensor<1x64x7x7xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32> {
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
   return %0 : tensor<1x64x7x7xf32>
 }
