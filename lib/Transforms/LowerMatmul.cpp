@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/IR/ConstantData.h"
+#include "kiln/Transforms/Epilogue.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -187,110 +188,6 @@ std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
   return shape;
 }
 
-/// An elementwise linalg.generic right after a matmul that reads its result
-/// (bias, activation, residual add, scale: the kernel's epilogue), applied
-/// to the accumulators before they are stored, so C is never written.
-struct Epilogue {
-  linalg::GenericOp op;
-  /// How each input is read per tile row: the matmul result itself, a full
-  /// row of a same-shaped tensor, a vector along N (bias), or a scalar.
-  enum class Access { Result, Row, Column, Scalar };
-  SmallVector<Access> access;
-};
-
-/// Whether `map` reads only the iteration's last dim (possibly after unit
-/// leading dims), only constants, or everything in order.
-std::optional<Epilogue::Access> accessOf(AffineMap map, unsigned loops) {
-  if (map.isIdentity() && map.getNumDims() == loops)
-    return Epilogue::Access::Row;
-  bool lastDimOnly = map.getNumResults() > 0;
-  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-    auto constant = dyn_cast<AffineConstantExpr>(expr);
-    bool isLast = i + 1 == map.getNumResults();
-    if (constant && constant.getValue() == 0 && !isLast)
-      continue;
-    if (isLast && expr == getAffineDimExpr(loops - 1, map.getContext()))
-      continue;
-    lastDimOnly = false;
-  }
-  if (lastDimOnly)
-    return Epilogue::Access::Column;
-  if (llvm::all_of(map.getResults(), [](AffineExpr expr) {
-        auto constant = dyn_cast<AffineConstantExpr>(expr);
-        return constant && constant.getValue() == 0;
-      }))
-    return Epilogue::Access::Scalar;
-  return std::nullopt;
-}
-
-/// Whether every op of the body can run on vectors lane by lane.
-bool isVectorizableBody(Block &body) {
-  for (Operation &op : body.without_terminator()) {
-    if (op.getNumRegions() || op.getNumResults() != 1 ||
-        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
-        !op.getResult(0).getType().isIntOrFloat())
-      return false;
-  }
-  // The output's current value is not read (an elementwise epilogue).
-  return body.getArguments().back().use_empty();
-}
-
-std::optional<Epilogue> findEpilogue(linalg::GenericOp matmul,
-                                     const MatmulShape &shape) {
-  Value result = matmul.getDpsInits()[0];
-  // Skip the views and allocations bufferization puts in between.
-  Operation *next = matmul->getNextNode();
-  while (next &&
-         (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
-          isa<ViewLikeOpInterface>(next)))
-    next = next->getNextNode();
-  auto epilogue = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!epilogue || !epilogue.hasPureBufferSemantics() ||
-      epilogue.getNumDpsInits() != 1 ||
-      epilogue.getNumParallelLoops() != epilogue.getNumLoops() ||
-      !isVectorizableBody(epilogue.getRegion().front()))
-    return std::nullopt;
-  Value output = epilogue.getDpsInits()[0];
-  auto outputType = cast<MemRefType>(output.getType());
-  unsigned loops = epilogue.getNumLoops();
-  if (!isDenseF32(output) || outputType.getShape().back() != shape.n ||
-      outputType.getNumElements() != shape.batch * shape.m * shape.n ||
-      !epilogue.getMatchingIndexingMap(epilogue.getDpsInitOperand(0))
-           .isIdentity())
-    return std::nullopt;
-  // C must not be needed by anyone else: it will never be written.
-  for (Operation *user : result.getUsers())
-    if (user != matmul && user != epilogue && !isa<linalg::FillOp>(user))
-      return std::nullopt;
-  if (!result.getDefiningOp<memref::AllocOp>() &&
-      !result.getDefiningOp<memref::AllocaOp>() &&
-      !result.getDefiningOp<memref::ViewOp>())
-    return std::nullopt;
-  Epilogue found{epilogue, {}};
-  bool readsResult = false;
-  for (OpOperand *input : epilogue.getDpsInputOperands()) {
-    AffineMap map = epilogue.getMatchingIndexingMap(input);
-    if (input->get() == result) {
-      if (!map.isIdentity())
-        return std::nullopt;
-      found.access.push_back(Epilogue::Access::Result);
-      readsResult = true;
-      continue;
-    }
-    std::optional<Epilogue::Access> access = accessOf(map, loops);
-    auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!access || !type || !type.hasStaticShape() ||
-        !type.getLayout().isIdentity() ||
-        (*access == Epilogue::Access::Row && type != outputType) ||
-        getElementTypeOrSelf(type) != getElementTypeOrSelf(outputType))
-      return std::nullopt;
-    found.access.push_back(*access);
-  }
-  if (!readsResult)
-    return std::nullopt;
-  return found;
-}
-
 class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
@@ -317,30 +214,15 @@ public:
     // A transposed B is only read packed.
     if (shape.rhsTransposed && !rhsData)
       return;
-    epilogue = findEpilogue(op, shape);
+    epilogue = kiln::Epilogue::find(op, op.getDpsInits()[0],
+                                    shape.batch * shape.m, shape.n);
     zeroInit = eraseZeroFill();
     // [batch * rows, cols] views (free).
     lhs = flatten(op.getDpsInputs()[0], 2);
     rhs = flatten(op.getDpsInputs()[1], 2);
     out = flatten(op.getDpsInits()[0], 2);
-    if (epilogue) {
-      // The allocations and views between the two move up, so the
-      // epilogue's operands exist where the tiles are computed.
-      while (op->getNextNode() != epilogue->op)
-        op->getNextNode()->moveBefore(op);
-      // The epilogue's operands and output as [rows, N] (or [N]) views.
-      b.setInsertionPoint(op);
-      stored = flatten(epilogue->op.getDpsInits()[0], 2);
-      for (auto [input, access] :
-           llvm::zip(epilogue->op.getDpsInputs(), epilogue->access)) {
-        int64_t rank = access == Epilogue::Access::Row      ? 2
-                       : access == Epilogue::Access::Column ? 1
-                                                            : 0;
-        epilogueInputs.push_back(access == Epilogue::Access::Result
-                                     ? Value()
-                                     : flatten(input, rank));
-      }
-    }
+    if (epilogue)
+      epilogue->prepare(b, loc);
     // Constant operands (weights) are packed now; the others per call when
     // reading them in place would collide in L1.
     if (lhsData)
@@ -366,7 +248,7 @@ public:
     });
     op.erase();
     if (epilogue)
-      epilogue->op.erase();
+      epilogue->erase();
   }
 
 private:
@@ -667,78 +549,19 @@ private:
       }
       scf::YieldOp::create(b, loc, next);
     }
-    Value target = epilogue ? stored : out;
+    Value target = epilogue ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         Value acc = loop.getResult(r * vectors + j);
         SmallVector<Value, 2> at{add(row0, r), column(j)};
         Value mask_ = partial(j) ? mask : Value();
         if (epilogue)
-          acc = applyEpilogue(acc, add(row0, r), column(j), mask_, zero);
+          acc = epilogue->apply(b, loc, acc, add(row0, r), column(j), mask_);
         if (mask_)
           vector::MaskedStoreOp::create(b, loc, target, at, mask_, acc);
         else
           vector::StoreOp::create(b, loc, acc, target, at);
       }
-  }
-
-  /// The epilogue's body on one vector of the tile: its other inputs are
-  /// loaded at the same (row, columns), the body's ops cloned on vectors.
-  Value applyEpilogue(Value acc, Value row, Value col, Value mask, Value zero) {
-    Block &body = epilogue->op.getRegion().front();
-    IRMapping mapping;
-    for (auto [i, access] : llvm::enumerate(epilogue->access)) {
-      Value input = epilogueInputs[i];
-      Type type = input ? VectorType::get({lanes}, getElementTypeOrSelf(input))
-                        : acc.getType();
-      Value value;
-      switch (access) {
-      case Epilogue::Access::Result:
-        value = acc;
-        break;
-      case Epilogue::Access::Row:
-      case Epilogue::Access::Column: {
-        SmallVector<Value> at = {col};
-        if (access == Epilogue::Access::Row)
-          at.insert(at.begin(), row);
-        value =
-            mask ? vector::MaskedLoadOp::create(b, loc, type, input, at, mask,
-                                                zero)
-                       .getResult()
-                 : vector::LoadOp::create(b, loc, type, input, at).getResult();
-        break;
-      }
-      case Epilogue::Access::Scalar:
-        value = vector::BroadcastOp::create(
-            b, loc, type,
-            memref::LoadOp::create(b, loc, input, ValueRange{}).getResult());
-        break;
-      }
-      mapping.map(body.getArgument(i), value);
-    }
-    auto vectorOf = [&](Type scalar) {
-      return VectorType::get({lanes}, scalar);
-    };
-    for (Operation &bodyOp : body.without_terminator()) {
-      // Values from outside the body (constants) become splats.
-      for (Value operand : bodyOp.getOperands())
-        if (!mapping.contains(operand))
-          mapping.map(operand,
-                      vector::BroadcastOp::create(
-                          b, loc, vectorOf(operand.getType()), operand));
-      if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
-        auto value = cast<TypedAttr>(constant.getValue());
-        mapping.map(
-            constant.getResult(),
-            arith::ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(vectorOf(value.getType()), value)));
-        continue;
-      }
-      Operation *vectorized = b.clone(bodyOp, mapping);
-      vectorized->getResult(0).setType(vectorOf(bodyOp.getResult(0).getType()));
-    }
-    return mapping.lookup(body.getTerminator()->getOperand(0));
   }
 
   linalg::GenericOp op;
@@ -757,10 +580,8 @@ private:
   std::optional<SmallVector<float>> lhsData, rhsData;
   /// The packed copies, or null where the tiles read the operand in place.
   Value packedA, packedB;
-  /// The epilogue applied on the tiles, its inputs and its output as views.
-  std::optional<Epilogue> epilogue;
-  SmallVector<Value> epilogueInputs;
-  Value stored;
+  /// The elementwise work applied on the tiles before they are stored.
+  std::optional<kiln::Epilogue> epilogue;
 };
 
 struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {

@@ -1,0 +1,84 @@
+//===- Epilogue.h - elementwise work applied on a kernel's registers -----===//
+//
+// A matmul or convolution kernel is often followed, inside its kiln.kernel,
+// by elementwise work on its result: a bias, an activation, a residual add,
+// a scale. The code generators that emit their own vector loops
+// (kiln-lower-matmul, kiln-lower-depthwise) apply that work to each vector
+// of the result while it is still in a register, so the result is never
+// written to memory and read back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TRANSFORMS_EPILOGUE_H
+#define KILN_TRANSFORMS_EPILOGUE_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace kiln {
+
+/// An elementwise linalg.generic on buffers right after `producer` that
+/// reads the producer's result (possibly through reshapes) and is its only
+/// reader. The result is a dense buffer viewed as [rows, columns] (row-major);
+/// the epilogue's iteration space must split into leading dims whose product
+/// is `rows` and trailing dims whose product is `columns`. Each other input
+/// is read as a full tensor of the result's shape, as a vector along the
+/// columns (a matmul's bias), as one value per row (a convolution's bias
+/// over its channels), or as a scalar.
+class Epilogue {
+public:
+  static std::optional<Epilogue> find(mlir::Operation *producer,
+                                      mlir::Value result, int64_t rows,
+                                      int64_t columns);
+
+  /// Moves the allocations and views between the producer and the epilogue
+  /// above the producer, and creates the views `apply` and `output` use, at
+  /// `b`'s insertion point (before the producer).
+  void prepare(mlir::OpBuilder &b, mlir::Location loc);
+
+  /// The epilogue's body on `acc`, the result's `lanes` values at (`row`,
+  /// `column` ...): its other inputs are loaded at the same place (masked
+  /// like the result when `mask` is set) and its ops cloned on vectors.
+  mlir::Value apply(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
+                    mlir::Value row, mlir::Value column, mlir::Value mask);
+
+  /// The epilogue's output as a [rows, columns] view, where the values
+  /// `apply` returns are stored.
+  mlir::Value output() const { return stored; }
+
+  /// Erases the epilogue op (once its work is in the producer's loops).
+  void erase() { op.erase(); }
+
+  mlir::linalg::GenericOp getOp() const { return op; }
+
+private:
+  /// How an input is read: the producer's result, a tensor of the result's
+  /// shape, a vector along the columns, one value per row (modulo `period`
+  /// when it repeats over the leading rows, e.g. per channel of each
+  /// image), or a scalar.
+  enum class Access { Result, Full, Columns, PerRow, Scalar };
+  struct Input {
+    Input(Access access, int64_t period = 0) : access(access), period(period) {}
+    Access access;
+    int64_t period;
+    mlir::Value view;
+  };
+
+  static std::optional<Input> classify(mlir::AffineMap map,
+                                       mlir::MemRefType type,
+                                       llvm::ArrayRef<int64_t> loopSizes,
+                                       unsigned rowLoops);
+
+  mlir::linalg::GenericOp op;
+  mlir::Operation *producer = nullptr;
+  /// How many leading loops of the epilogue make up the rows.
+  unsigned rowLoops = 0;
+  llvm::SmallVector<Input> inputs;
+  mlir::Value stored;
+};
+
+} // namespace kiln
+
+#endif // KILN_TRANSFORMS_EPILOGUE_H

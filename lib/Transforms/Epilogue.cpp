@@ -1,0 +1,293 @@
+//===- Epilogue.cpp - elementwise work applied on a kernel's registers ---===//
+
+#include "kiln/Transforms/Epilogue.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Whether every op of the body can run on vectors lane by lane, and the
+/// output's current value is not read (an elementwise epilogue).
+bool isVectorizableBody(Block &body) {
+  for (Operation &op : body.without_terminator()) {
+    if (op.getNumRegions() || op.getNumResults() != 1 ||
+        !isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) ||
+        !op.getResult(0).getType().isIntOrFloat())
+      return false;
+  }
+  return body.getArguments().back().use_empty();
+}
+
+/// The buffer a chain of reshapes views (same data, same order).
+Value stripReshapes(Value value) {
+  while (true) {
+    if (auto expand = value.getDefiningOp<memref::ExpandShapeOp>())
+      value = expand.getSrc();
+    else if (auto collapse = value.getDefiningOp<memref::CollapseShapeOp>())
+      value = collapse.getSrc();
+    else
+      return value;
+  }
+}
+
+/// Whether `buffer` and the reshapes of it are used only by `users` (and
+/// by zero fills, which the producer makes redundant).
+bool onlyUsedBy(Value buffer, ArrayRef<Operation *> users) {
+  for (Operation *user : buffer.getUsers()) {
+    if (llvm::is_contained(users, user) || isa<linalg::FillOp>(user))
+      continue;
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) ||
+        !onlyUsedBy(user->getResult(0), users))
+      return false;
+  }
+  return true;
+}
+
+/// `buffer` (dense, static) as a view of shape `shape` with as many
+/// elements: collapsed to one dim (or none), then expanded.
+Value viewAs(OpBuilder &b, Location loc, Value buffer,
+             ArrayRef<int64_t> shape) {
+  auto type = cast<MemRefType>(buffer.getType());
+  if (type.getShape() == shape)
+    return buffer;
+  if (type.getRank() > 1 || shape.empty()) {
+    SmallVector<ReassociationIndices> groups;
+    if (!shape.empty())
+      groups.push_back(llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+    buffer = memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+  if (shape.size() <= 1)
+    return buffer;
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, shape.size()));
+  return memref::ExpandShapeOp::create(
+      b, loc, MemRefType::get(shape, type.getElementType()), buffer,
+      ArrayRef<ReassociationIndices>{all});
+}
+
+int64_t product(ArrayRef<int64_t> sizes) {
+  int64_t result = 1;
+  for (int64_t size : sizes)
+    result *= size;
+  return result;
+}
+
+} // namespace
+
+std::optional<Epilogue::Input> Epilogue::classify(AffineMap map,
+                                                  MemRefType type,
+                                                  ArrayRef<int64_t> loopSizes,
+                                                  unsigned rowLoops) {
+  if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity())
+    return std::nullopt;
+  if (map.isIdentity() && type.getShape() == loopSizes)
+    return Input{Access::Full};
+  // Each result a loop dim (in increasing order) or 0 on a unit dim; the
+  // used dims of size 1 do not move the element.
+  SmallVector<unsigned> used;
+  int64_t last = -1;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+      if (constant.getValue() != 0 || type.getDimSize(i) != 1)
+        return std::nullopt;
+      continue;
+    }
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim || int64_t(dim.getPosition()) <= last ||
+        type.getDimSize(i) != loopSizes[dim.getPosition()])
+      return std::nullopt;
+    last = dim.getPosition();
+    if (loopSizes[last] != 1)
+      used.push_back(last);
+  }
+  auto nonUnit = [&](unsigned from, unsigned to) {
+    SmallVector<unsigned> dims;
+    for (unsigned d = from; d < to; ++d)
+      if (loopSizes[d] != 1)
+        dims.push_back(d);
+    return dims;
+  };
+  if (used.empty())
+    return Input{Access::Scalar};
+  unsigned loops = loopSizes.size();
+  if (used == nonUnit(0, loops))
+    return Input{Access::Full};
+  if (used == nonUnit(rowLoops, loops))
+    return Input{Access::Columns};
+  // The trailing row dims from the first used one: one value per row,
+  // repeating every `period` rows.
+  if (used.back() < rowLoops && used == nonUnit(used.front(), rowLoops)) {
+    int64_t period = 1;
+    for (unsigned d : used)
+      period *= loopSizes[d];
+    return Input{Access::PerRow, period};
+  }
+  return std::nullopt;
+}
+
+std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
+                                       int64_t rows, int64_t columns) {
+  // Skip the views and allocations bufferization puts in between.
+  Operation *next = producer->getNextNode();
+  while (next &&
+         (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
+          isa<ViewLikeOpInterface>(next)))
+    next = next->getNextNode();
+  auto op = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !isVectorizableBody(op.getRegion().front()))
+    return std::nullopt;
+  Value output = op.getDpsInits()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  if (!outputType.hasStaticShape() || !outputType.getLayout().isIdentity() ||
+      outputType.getNumElements() != rows * columns ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  // The result must not be needed by anyone else: it is never written.
+  Value buffer = stripReshapes(result);
+  if (!buffer.getDefiningOp<memref::AllocOp>() &&
+      !buffer.getDefiningOp<memref::AllocaOp>() &&
+      !buffer.getDefiningOp<memref::ViewOp>())
+    return std::nullopt;
+  if (!onlyUsedBy(buffer, {producer, op.getOperation()}))
+    return std::nullopt;
+  // The leading loops make up the rows, the others the columns.
+  SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
+  Epilogue epilogue;
+  epilogue.op = op;
+  epilogue.producer = producer;
+  epilogue.rowLoops = loopSizes.size();
+  while (epilogue.rowLoops > 0 &&
+         product(ArrayRef(loopSizes).drop_front(epilogue.rowLoops)) < columns)
+    --epilogue.rowLoops;
+  if (product(ArrayRef(loopSizes).drop_front(epilogue.rowLoops)) != columns)
+    return std::nullopt;
+  bool readsResult = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (stripReshapes(input->get()) == buffer) {
+      if (!map.isIdentity())
+        return std::nullopt;
+      epilogue.inputs.push_back(Input(Access::Result));
+      readsResult = true;
+      continue;
+    }
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    std::optional<Input> access =
+        classify(map, type, loopSizes, epilogue.rowLoops);
+    if (!access ||
+        getElementTypeOrSelf(type) != getElementTypeOrSelf(outputType))
+      return std::nullopt;
+    epilogue.inputs.push_back(*access);
+  }
+  if (!readsResult)
+    return std::nullopt;
+  return epilogue;
+}
+
+void Epilogue::prepare(OpBuilder &b, Location loc) {
+  while (producer->getNextNode() != op)
+    producer->getNextNode()->moveBefore(producer);
+  SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
+  int64_t rows = product(ArrayRef(loopSizes).take_front(rowLoops));
+  int64_t columns = product(ArrayRef(loopSizes).drop_front(rowLoops));
+  stored = viewAs(b, loc, op.getDpsInits()[0], {rows, columns});
+  for (auto [input, operand] : llvm::zip(inputs, op.getDpsInputs())) {
+    auto type = cast<MemRefType>(operand.getType());
+    switch (input.access) {
+    case Access::Result:
+      break;
+    case Access::Full:
+      input.view = viewAs(b, loc, operand, {rows, columns});
+      break;
+    case Access::Columns:
+    case Access::PerRow:
+      input.view = viewAs(b, loc, operand, {type.getNumElements()});
+      break;
+    case Access::Scalar:
+      input.view = viewAs(b, loc, operand, {});
+      break;
+    }
+    if (input.access == Access::PerRow && input.period == rows)
+      input.period = 0;
+  }
+}
+
+Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
+                      Value column, Value mask) {
+  auto accType = cast<VectorType>(acc.getType());
+  int64_t lanes = accType.getNumElements();
+  auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
+  Block &body = op.getRegion().front();
+  IRMapping mapping;
+  for (unsigned i = 0; i < inputs.size(); ++i) {
+    const Input &input = inputs[i];
+    Value value;
+    Type element = input.view ? getElementTypeOrSelf(input.view) : Type();
+    auto load = [&](ValueRange at) -> Value {
+      Type type = vectorOf(element);
+      if (!mask)
+        return vector::LoadOp::create(b, loc, type, input.view, at);
+      Value zero = arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+      return vector::MaskedLoadOp::create(b, loc, type, input.view, at, mask,
+                                          zero);
+    };
+    auto broadcast = [&](ValueRange at) -> Value {
+      Value scalar = memref::LoadOp::create(b, loc, input.view, at);
+      return vector::BroadcastOp::create(b, loc, vectorOf(element), scalar);
+    };
+    switch (input.access) {
+    case Access::Result:
+      value = acc;
+      break;
+    case Access::Full:
+      value = load({row, column});
+      break;
+    case Access::Columns:
+      value = load({column});
+      break;
+    case Access::PerRow: {
+      Value index = row;
+      if (input.period)
+        index = arith::RemUIOp::create(
+            b, loc, row, arith::ConstantIndexOp::create(b, loc, input.period));
+      value = broadcast({index});
+      break;
+    }
+    case Access::Scalar:
+      value = broadcast({});
+      break;
+    }
+    mapping.map(body.getArgument(i), value);
+  }
+  for (Operation &bodyOp : body.without_terminator()) {
+    // Values from outside the body (constants) become splats.
+    for (Value operand : bodyOp.getOperands())
+      if (!mapping.contains(operand))
+        mapping.map(operand, vector::BroadcastOp::create(
+                                 b, loc, vectorOf(operand.getType()), operand));
+    if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
+      auto value = cast<TypedAttr>(constant.getValue());
+      mapping.map(
+          constant.getResult(),
+          arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(vectorOf(value.getType()), value)));
+      continue;
+    }
+    Operation *vectorized = b.clone(bodyOp, mapping);
+    vectorized->getResult(0).setType(vectorOf(bodyOp.getResult(0).getType()));
+  }
+  return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
+} // namespace kiln
