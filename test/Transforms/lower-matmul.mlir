@@ -214,3 +214,91 @@ func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#per_channel = affine_map<(n, c, h, w) -> (c, 0, 0)>
+
+// A convolution's epilogue over [N, C, H, W] (the matmul's result viewed
+// through expand_shape): rows (n, c), columns (h, w). Its bias is one value
+// per row (repeating every 4 rows: per channel of each image, a remainder),
+// the residual a full tensor; both are applied on the registers and the
+// matmul's result is never stored.
+// CHECK-LABEL: func.func @conv_epilogue
+// CHECK: %[[OUT_FLAT:.*]] = memref.collapse_shape %arg3
+// CHECK: %[[OUT:.*]] = memref.expand_shape %[[OUT_FLAT]] {{.*}} output_shape [8, 16]
+// CHECK: %[[BIAS:.*]] = memref.collapse_shape %arg1 {{.*}} into memref<4xf32>
+// CHECK: %[[RES_FLAT:.*]] = memref.collapse_shape %arg2
+// CHECK: %[[RES:.*]] = memref.expand_shape %[[RES_FLAT]] {{.*}} output_shape [8, 16]
+// CHECK: vector.fma
+// CHECK: arith.remui %{{.*}}, %c4
+// CHECK: memref.load %[[BIAS]]
+// CHECK: vector.load %[[RES]]
+// CHECK: arith.maximumf
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_conv_w : memref<4x8xf32> = dense<1.0>
+func.func @conv_epilogue(%x: memref<2x8x16xf32>, %bias: memref<4x1x1xf32>, %residual: memref<2x4x4x4xf32>, %y: memref<2x4x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_conv_w : memref<4x8xf32>
+  %c = memref.alloc() : memref<2x4x16xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x4x16xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %x : memref<4x8xf32>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %image = memref.expand_shape %c [[0], [1], [2, 3]] output_shape [2, 4, 4, 4] : memref<2x4x16xf32> into memref<2x4x4x4xf32>
+  linalg.generic {indexing_maps = [#id, #per_channel, #id, #id],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%image, %bias, %residual : memref<2x4x4x4xf32>, memref<4x1x1xf32>, memref<2x4x4x4xf32>) outs(%y : memref<2x4x4x4xf32>) {
+  ^bb0(%v: f32, %b: f32, %r: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %t = arith.addf %s, %r : f32
+    %m = arith.maximumf %t, %zero : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+
+// A result another op also reads is stored: the elementwise op after it
+// stays a separate loop nest.
+// CHECK-LABEL: func.func @result_read_twice
+// CHECK: vector.fma
+// CHECK: vector.store %{{.*}}, %[[C:.*]][
+// CHECK: linalg.generic
+// CHECK: memref.copy
+func.func @result_read_twice(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %y: memref<8x32xf32>, %z: memref<8x32xf32>) {
+  %c = memref.alloc() : memref<8x32xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<16x32xf32>) outs(%c : memref<8x32xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x32xf32>) outs(%y : memref<8x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e = math.exp %v : f32
+    linalg.yield %e : f32
+  }
+  memref.copy %c, %z : memref<8x32xf32> to memref<8x32xf32>
+  return
+}
