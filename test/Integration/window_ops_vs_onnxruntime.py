@@ -12,7 +12,11 @@ tiles, checked against ONNX Runtime:
   convolution, depthwise convolution, max and average pool), whose input is
   split into phases, including ceil_mode's extra padding and a dilated
   window whose taps all read one phase;
-- a strided 1x1 convolution (one tap per row: not split).
+- a strided 1x1 convolution (one tap per row: not split);
+- depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
+  share vectors, wide rows with a tail group, stride 2 deinterleaved with
+  ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
+  dilation, no padding; bias, ReLU6 and a residual add on the registers.
 
 Each case runs with a batch of 2, on 1 and 2 threads. With --emulate-gpu,
 the same cases go through the CUDA target's mapping, run on the CPU.
@@ -57,7 +61,11 @@ class Case:
 
     def conv(self, out_channels, kernel, stride=1, pad=0, dilation=1, group=1,
              bias=True, source=None):
+        """A square convolution; `stride` and `pad` may be lists (per dim,
+        ONNX's [top, left, bottom, right] pads)."""
         source = source or self.value
+        strides = stride if isinstance(stride, list) else [stride, stride]
+        pads = pad if isinstance(pad, list) else [pad] * 4
         w = self.constant(f"w{len(self.nodes)}", self.rng.standard_normal(
             (out_channels, self.channels[source] // group, kernel, kernel)))
         inputs = [source, w]
@@ -65,7 +73,7 @@ class Case:
             inputs.append(self.constant(f"b{len(self.nodes)}",
                                         self.rng.standard_normal(out_channels)))
         return self.op("Conv", inputs, out_channels, kernel_shape=[kernel, kernel],
-                       strides=[stride, stride], pads=[pad] * 4,
+                       strides=strides, pads=pads,
                        dilations=[dilation, dilation], group=group)
 
     def model(self):
@@ -129,8 +137,52 @@ def dilated_and_pointwise():
     return case
 
 
+def relu6(case):
+    low = case.constant("relu6_low", np.array(0.0))
+    high = case.constant("relu6_high", np.array(6.0))
+    return case.op("Clip", [case.value, low, high])
+
+
+def depthwise_narrow():
+    # 7x7 planes: the 9-wide pitch puts all 7 rows in one group of 4
+    # vectors, lanes dropped at every row end; bias and ReLU6 on registers.
+    case = Case("depthwise_narrow", 12, 7)
+    case.conv(12, 3, pad=1, group=12)
+    relu6(case)
+    return case
+
+
+def depthwise_wide_residual():
+    # 30-wide rows (pitch 32): several rows per group plus a tail group; a
+    # residual add of the input after the bias.
+    case = Case("depthwise_wide_residual", 5, 30)
+    case.conv(5, 3, pad=1, group=5)
+    case.op("Add", [case.value, "X"])
+    return case
+
+
+def depthwise_strided():
+    # Stride 2 on 70-wide rows: two full deinterleaved chunks (AVX-512) and a
+    # ragged one; odd height; no bias (the plain store).
+    case = Case("depthwise_strided", 4, 70)
+    case.conv(4, 3, stride=2, pad=1, group=4, bias=False)
+    return case
+
+
+def depthwise_odd_windows():
+    # A 5x5 window, stride 2 by rows only, asymmetric pads; then a dilated
+    # 3x3 at stride 2 whose taps all read the even phase; then a 3x3 with no
+    # padding at all (the input read in place).
+    case = Case("depthwise_odd_windows", 6, 23)
+    case.conv(6, 5, stride=[2, 1], pad=[2, 1, 1, 2], group=6)
+    case.conv(6, 3, stride=2, pad=2, dilation=2, group=6)
+    case.conv(6, 3, group=6)
+    return case
+
+
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, channels_as_rows,
-         strided_windows, average_pool, dilated_and_pointwise]
+         strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
+         depthwise_wide_residual, depthwise_strided, depthwise_odd_windows]
 
 
 def main():

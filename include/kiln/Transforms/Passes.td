@@ -153,6 +153,32 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LowerDepthwise : Pass<"kiln-lower-depthwise", "::mlir::ModuleOp"> {
+  let summary = "Direct vector kernels for f32 depthwise convolutions";
+  let description = [{
+    Runs on bufferized code. Every f32 `linalg.depthwise_conv_2d_nchw_chw`
+    (stride 1 or 2 along the row) whose output is zero-filled right before
+    it becomes a parallel loop over tasks of channel planes. Each plane is
+    laid out in a stack buffer (padded, split into stride phases, one row
+    pitch), where every tap of the window is a contiguous vector load at a
+    constant offset from the output's position; outputs are computed in
+    vectors spanning several rows, their kept lanes compacted by a constant
+    shuffle and stored with one masked store, after the elementwise
+    epilogue (kiln::Epilogue) is applied on the register. When the input is
+    a zero-padded copy (a tensor.pad), the unpadded source is read instead
+    and the copy erased.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of a vector register (16: AVX-512, 8: AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def OutlineParallelLoops
     : Pass<"kiln-outline-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Run outermost parallel loops on the runtime's thread pool";

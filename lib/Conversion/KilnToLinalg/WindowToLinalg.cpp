@@ -130,7 +130,8 @@ WindowInput prepareWindowInput(OpBuilder &b, Location loc, Value input,
                                ArrayRef<int64_t> strides,
                                ArrayRef<int64_t> dilations,
                                ArrayRef<int64_t> pads,
-                               ArrayRef<int64_t> outSpatial, double value) {
+                               ArrayRef<int64_t> outSpatial, double value,
+                               bool splitStridedRows = true) {
   auto type = cast<RankedTensorType>(input.getType());
   size_t n = kernel.size();
   SmallVector<int64_t> low(type.getRank(), 0), high(type.getRank(), 0);
@@ -147,7 +148,7 @@ WindowInput prepareWindowInput(OpBuilder &b, Location loc, Value input,
   }
   Value padValue = detail::scalarConstant(b, loc, type.getElementType(), value);
   int64_t stride = strides.back();
-  if (stride > 1 && kernel.back() > 1) {
+  if (splitStridedRows && stride > 1 && kernel.back() > 1) {
     int64_t phases =
         onlyPhaseZero(kernel.back(), stride, dilations.back()) ? 1 : stride;
     return {splitPhases(b, loc, input, low, shape, stride, phases, padValue),
@@ -387,6 +388,35 @@ Value convAsLoops(OpBuilder &b, Location loc, WindowInput input, Value filter,
       .getResult(0);
 }
 
+/// Whether a convolution is a 2-D f32 depthwise one (one filter per
+/// channel), which linalg's named op describes and kiln-lower-depthwise runs
+/// as a direct vector kernel on the CPU.
+bool isDepthwise2D(RankedTensorType type, RankedTensorType inputType,
+                   RankedTensorType filterType, int64_t groups) {
+  return type.getRank() == 4 && type.getElementType().isF32() &&
+         filterType.getDimSize(1) == 1 && groups == inputType.getDimSize(1) &&
+         groups == type.getDimSize(1);
+}
+
+/// linalg.depthwise_conv_2d_nchw_chw over the padded input (not split into
+/// phases: kiln-lower-depthwise reads the unpadded input and lays each
+/// channel out for its taps itself).
+Value depthwiseConv2D(OpBuilder &b, Location loc, Value padded, Value filter,
+                      RankedTensorType type, ArrayRef<int64_t> strides,
+                      ArrayRef<int64_t> dilations) {
+  Value filters = tensor::CollapseShapeOp::create(
+      b, loc, filter, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  Value init = detail::filledTensor(
+      b, loc, type, detail::scalarConstant(b, loc, type.getElementType(), 0));
+  SmallVector<NamedAttribute> attributes = {
+      b.getNamedAttr("strides", b.getI64TensorAttr(strides)),
+      b.getNamedAttr("dilations", b.getI64TensorAttr(dilations))};
+  return linalg::DepthwiseConv2DNchwChwOp::create(b, loc, TypeRange{type},
+                                                  ValueRange{padded, filters},
+                                                  ValueRange{init}, attributes)
+      .getResult(0);
+}
+
 struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -398,18 +428,26 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     auto filterType = cast<RankedTensorType>(op.getFilter().getType());
     ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
     size_t n = kernel.size();
+    int64_t groups = static_cast<int64_t>(op.getGroups());
+    bool depthwise =
+        isDepthwise2D(type, cast<RankedTensorType>(op.getInput().getType()),
+                      filterType, groups);
     WindowInput input = prepareWindowInput(
         rewriter, loc, adaptor.getInput(), kernel, op.getStrides(),
-        op.getDilations(), op.getPads(), type.getShape().drop_front(2), 0.0);
-    int64_t groups = static_cast<int64_t>(op.getGroups());
+        op.getDilations(), op.getPads(), type.getShape().drop_front(2), 0.0,
+        /*splitStridedRows=*/!depthwise);
     Type elementType = type.getElementType();
-    Value result =
-        groups == 1 && elementType.isF32()
-            ? convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
-                           op.getStrides(), op.getDilations(),
-                           isConstantFilter(op.getFilter()))
-            : convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
-                          op.getStrides(), op.getDilations(), groups);
+    Value result;
+    if (depthwise)
+      result = depthwiseConv2D(rewriter, loc, input.value, adaptor.getFilter(),
+                               type, op.getStrides(), op.getDilations());
+    else if (groups == 1 && elementType.isF32())
+      result = convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
+                            op.getStrides(), op.getDilations(),
+                            isConstantFilter(op.getFilter()));
+    else
+      result = convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
+                           op.getStrides(), op.getDilations(), groups);
     if (Value bias = adaptor.getBias()) {
       // [O] -> [O, 1, ..., 1] so it broadcasts over the spatial dims.
       SmallVector<int64_t> biasShape(n + 1, 1);

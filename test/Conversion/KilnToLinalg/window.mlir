@@ -36,6 +36,22 @@ func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: te
 
 // -----
 
+// A 2-D f32 depthwise convolution (one filter per channel) is linalg's
+// named op over the zero-padded input, not split into phases even at
+// stride 2: kiln-lower-depthwise lays each plane out for its taps.
+// CHECK-LABEL: func.func @depthwise_conv
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 0]
+// CHECK: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1], [2], [3]] : tensor<6x1x3x3xf32> into tensor<6x3x3xf32>
+// CHECK: linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PAD]], %[[W]] : tensor<1x6x9x9xf32>, tensor<6x3x3xf32>)
+// CHECK: tensor.expand_shape %arg2
+// CHECK: arith.addf
+func.func @depthwise_conv(%x: tensor<1x6x8x8xf32>, %w: tensor<6x1x3x3xf32>, %b: tensor<6xf32>) -> tensor<1x6x4x4xf32> {
+  %0 = kiln.conv %x, %w, %b strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 6 : (tensor<1x6x8x8xf32>, tensor<6x1x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
+  return %0 : tensor<1x6x4x4xf32>
+}
+
+// -----
+
 // A dense f32 convolution is im2col + a matmul per image:
 // Col[n, c, kh, kw, oh, ow] = X[n, c, oh * 2 + kh, ow * 2 + kw] (here from
 // the input split into phases, so the copy along ow is contiguous), viewed

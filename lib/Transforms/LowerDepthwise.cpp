@@ -1,0 +1,512 @@
+//===- LowerDepthwise.cpp - kiln-lower-depthwise --------------------------===//
+//
+// A depthwise convolution does 9 FMAs per output (3x3) over planes of 7x7 to
+// 112x112: memory-bound, and slow as a loop nest over rows, which wastes
+// most of a vector on 7- or 14-wide rows, keeps the accumulator in memory
+// and runs the padding, the bias and the activation as passes of their own.
+//
+// Here each channel plane is laid out once, in a stack buffer that stays in
+// L1, so that every tap of the window is one contiguous vector load:
+//  * the padded plane, split into stride_h x stride_w phase planes (padded
+//    row i, column j at phase (i mod sh, j mod sw), position (i / sh, j /
+//    sw)), all with the row pitch Q = ceil(padded width / sw). Output
+//    (oh, ow) then reads, for tap (kh, kw), the phase of (kh * dh, kw * dw)
+//    at (oh + kh * dh / sh) * Q + ow + kw * dw / sw = f + a constant, where
+//    f = oh * Q + ow is the output's position in a plane of pitch Q;
+//  * the output is computed over f in whole vectors spanning several rows
+//    (the lanes with ow >= OW, in the pitch's slack, are computed and
+//    dropped), so a 7x7 plane takes 4 vectors rather than 7 mostly empty
+//    ones; each vector's kept lanes are moved together by a constant
+//    shuffle and stored with one masked store at their place in the dense
+//    output, after the epilogue (bias, ReLU6, residual: kiln::Epilogue) is
+//    applied on the register.
+// The buffer's padding is zeroed once per task; only the plane's interior is
+// rewritten per channel (a copy for stride 1, a deinterleave by shuffles
+// for stride 2 along the row). The tensor.pad that fed the convolution is
+// no longer needed and is erased.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Transforms/Epilogue.h"
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_LOWERDEPTHWISE
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// The innermost iterations a parallel loop stands for, for
+/// kiln-outline-parallel-loops (the vector code has no loops to count).
+constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
+
+/// Most vectors one group of output rows may take (unrolled code).
+constexpr int64_t kMaxGroupVectors = 16;
+
+/// Most channel planes one thread-pool task takes (the buffer's padding is
+/// zeroed once per task).
+constexpr int64_t kTasks = 64;
+
+bool isDenseF32(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
+         type.getElementType().isF32();
+}
+
+/// Whether `op` sets all of `buffer` to 0.0 (a linalg.fill, or the
+/// linalg.map a tensor.pad's padding becomes).
+bool isZeroFill(Operation *op, Value buffer) {
+  auto isZero = [](Value value) {
+    auto constant = value.getDefiningOp<arith::ConstantOp>();
+    auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
+    return attr && attr.getValue().isZero();
+  };
+  if (auto fill = dyn_cast<linalg::FillOp>(op))
+    return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer &&
+           isZero(fill.getDpsInputs()[0]);
+  auto map = dyn_cast<linalg::MapOp>(op);
+  if (!map || map.getDpsInits()[0] != buffer || map.getNumDpsInputs() != 0)
+    return false;
+  auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
+  return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
+}
+
+/// The unpadded input of a depthwise convolution: when its input is the
+/// buffer a tensor.pad became (an allocation filled with zeros, the source
+/// copied into a subview of it), the source and the leading pads, so the
+/// padded copy can go; otherwise the input itself.
+struct PaddedInput {
+  Value source;
+  int64_t top = 0, left = 0;
+  /// The allocation, fill, subview and copy of the padded buffer.
+  SmallVector<Operation *> padOps;
+};
+
+PaddedInput findUnpaddedInput(Value input, Operation *conv) {
+  PaddedInput plain{input, 0, 0, {}};
+  auto alloc = input.getDefiningOp<memref::AllocOp>();
+  if (!alloc)
+    return plain;
+  Operation *fill = nullptr;
+  memref::SubViewOp subview;
+  memref::CopyOp copy;
+  for (Operation *user : alloc->getUsers()) {
+    if (user == conv)
+      continue;
+    if (auto view = dyn_cast<memref::SubViewOp>(user);
+        view && !subview && view->hasOneUse()) {
+      copy = dyn_cast<memref::CopyOp>(*view->getUsers().begin());
+      if (!copy || copy.getTarget() != view.getResult())
+        return plain;
+      subview = view;
+      continue;
+    }
+    if (!fill && isZeroFill(user, input)) {
+      fill = user;
+      continue;
+    }
+    return plain;
+  }
+  if (!subview || !fill || fill->getBlock() != conv->getBlock() ||
+      copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
+      !copy->isBeforeInBlock(conv) || !isDenseF32(copy.getSource()))
+    return plain;
+  // Nothing between the copy and the convolution may write memory (the
+  // source is read where the convolution is).
+  for (Operation *op = copy->getNextNode(); op != conv; op = op->getNextNode())
+    if (!isMemoryEffectFree(op) &&
+        !isa<memref::AllocOp, ViewLikeOpInterface, linalg::FillOp>(op))
+      return plain;
+  ArrayRef<int64_t> offsets = subview.getStaticOffsets();
+  auto sourceType = cast<MemRefType>(copy.getSource().getType());
+  if (ShapedType::isDynamicShape(offsets) || offsets[0] != 0 ||
+      offsets[1] != 0 || subview.getStaticSizes() != sourceType.getShape() ||
+      !llvm::all_of(subview.getStaticStrides(),
+                    [](int64_t s) { return s == 1; }))
+    return plain;
+  return {
+      copy.getSource(), offsets[2], offsets[3], {copy, subview, fill, alloc}};
+}
+
+/// The static layout of one channel plane in the stack buffer, and the
+/// output's groups of rows.
+struct PlaneLayout {
+  int64_t height, width, outHeight, outWidth;
+  int64_t strideH, strideW, top, left;
+  /// Padded rows and columns the window reads, phase plane rows, pitch.
+  int64_t paddedHeight, paddedWidth, phaseRows, pitch;
+  /// Buffer offset of each tap relative to the output's position f.
+  SmallVector<int64_t> taps;
+  /// Output rows per group, and the buffer's length in floats.
+  int64_t groupRows, length;
+
+  int64_t phaseOffset(int64_t phaseH, int64_t phaseW) const {
+    return (phaseH * strideW + phaseW) * phaseRows * pitch;
+  }
+};
+
+/// One vector of a group: which lanes are kept, in order, and where the
+/// first of them goes in the dense output (relative to the group's).
+struct GroupVector {
+  SmallVector<int64_t> keptLanes;
+  int64_t firstOutput;
+};
+
+class DepthwiseEmitter {
+public:
+  DepthwiseEmitter(linalg::DepthwiseConv2DNchwChwOp op, int64_t lanes)
+      : op(op), lanes(lanes), b(op), loc(op.getLoc()) {}
+
+  /// Replaces the convolution with the vector kernel, or leaves it (to the
+  /// generic loop lowering) when it is not a case the kernel handles.
+  void run() {
+    if (!op.hasPureBufferSemantics() || !isDenseF32(op.getDpsInputs()[0]) ||
+        !isDenseF32(op.getDpsInputs()[1]) || !isDenseF32(op.getDpsInits()[0]))
+      return;
+    auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
+    auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+    // The row deinterleave handles strides 1 and 2 along the row.
+    if (strides[1] > 2)
+      return;
+    auto zeroFill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    Value output = op.getDpsInits()[0];
+    if (!zeroFill || !isZeroFill(zeroFill, output))
+      return;
+    input = findUnpaddedInput(op.getDpsInputs()[0], op);
+    computeLayout(strides, dilations);
+    zeroFill.erase();
+    emit();
+  }
+
+private:
+  void computeLayout(ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
+    auto inType = cast<MemRefType>(input.source.getType());
+    auto outType = cast<MemRefType>(op.getDpsInits()[0].getType());
+    auto filterType = cast<MemRefType>(op.getDpsInputs()[1].getType());
+    PlaneLayout &l = layout;
+    l.height = inType.getDimSize(2);
+    l.width = inType.getDimSize(3);
+    l.outHeight = outType.getDimSize(2);
+    l.outWidth = outType.getDimSize(3);
+    l.strideH = strides[0];
+    l.strideW = strides[1];
+    l.top = input.top;
+    l.left = input.left;
+    int64_t kh = filterType.getDimSize(1), kw = filterType.getDimSize(2);
+    l.paddedHeight =
+        (l.outHeight - 1) * l.strideH + (kh - 1) * dilations[0] + 1;
+    l.paddedWidth = (l.outWidth - 1) * l.strideW + (kw - 1) * dilations[1] + 1;
+    l.phaseRows = llvm::divideCeil(l.paddedHeight, l.strideH);
+    l.pitch = llvm::divideCeil(l.paddedWidth, l.strideW);
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        int64_t r = i * dilations[0], c = j * dilations[1];
+        l.taps.push_back(l.phaseOffset(r % l.strideH, c % l.strideW) +
+                         (r / l.strideH) * l.pitch + c / l.strideW);
+      }
+    // Rows per group: the fewest vectors per output row.
+    l.groupRows = 1;
+    for (int64_t rows = 2; rows <= l.outHeight; ++rows) {
+      int64_t vectors = llvm::divideCeil(rows * l.pitch, lanes);
+      int64_t best = llvm::divideCeil(l.groupRows * l.pitch, lanes);
+      if (vectors > kMaxGroupVectors)
+        break;
+      if (vectors * l.groupRows < best * rows)
+        l.groupRows = rows;
+    }
+    // The last vector may read past the phase planes: zeros.
+    int64_t groups = l.outHeight / l.groupRows;
+    int64_t tailRows = l.outHeight % l.groupRows;
+    int64_t lastRow = groups * l.groupRows;
+    int64_t end =
+        std::max(groups ? (groups - 1) * l.groupRows * l.pitch +
+                              llvm::alignTo(l.groupRows * l.pitch, lanes)
+                        : 0,
+                 lastRow * l.pitch + llvm::alignTo(tailRows * l.pitch, lanes));
+    l.length = std::max(l.strideH * l.strideW * l.phaseRows * l.pitch,
+                        end + *llvm::max_element(l.taps));
+  }
+
+  /// The vectors of a group of `rows` output rows.
+  SmallVector<GroupVector> groupVectors(int64_t rows) const {
+    SmallVector<GroupVector> vectors;
+    int64_t positions = rows * layout.pitch;
+    for (int64_t start = 0; start < positions; start += lanes) {
+      GroupVector group{{}, -1};
+      for (int64_t lane = 0; lane < lanes && start + lane < positions; ++lane) {
+        int64_t f = start + lane;
+        int64_t row = f / layout.pitch, column = f % layout.pitch;
+        if (column >= layout.outWidth)
+          continue;
+        if (group.firstOutput < 0)
+          group.firstOutput = row * layout.outWidth + column;
+        group.keptLanes.push_back(lane);
+      }
+      vectors.push_back(std::move(group));
+    }
+    return vectors;
+  }
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value add(Value x, int64_t c) {
+    return c ? arith::AddIOp::create(b, loc, x, index(c)).getResult() : x;
+  }
+  Value mul(Value x, int64_t c) {
+    return arith::MulIOp::create(b, loc, x, index(c));
+  }
+  Value mask(int64_t count) {
+    return vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({lanes}, b.getI1Type()),
+        ArrayRef<int64_t>{count});
+  }
+  Value zeroVector() {
+    return arith::ConstantOp::create(b, loc, vectorType,
+                                     b.getZeroAttr(vectorType));
+  }
+  /// `count` floats of `buffer` at `at` (all lanes: a plain load).
+  Value load(Value buffer, ValueRange at, int64_t count) {
+    if (count == lanes)
+      return vector::LoadOp::create(b, loc, vectorType, buffer, at);
+    return vector::MaskedLoadOp::create(b, loc, vectorType, buffer, at,
+                                        mask(count), zeroVector());
+  }
+  void store(Value value, Value buffer, ValueRange at, int64_t count) {
+    if (count == lanes)
+      vector::StoreOp::create(b, loc, value, buffer, at);
+    else
+      vector::MaskedStoreOp::create(b, loc, buffer, at, mask(count), value);
+  }
+
+  void forLoop(int64_t lb, int64_t ub, function_ref<void(Value)> body) {
+    if (lb >= ub)
+      return;
+    auto loop = scf::ForOp::create(b, loc, index(lb), index(ub), index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  void emit() {
+    auto outType = cast<MemRefType>(op.getDpsInits()[0].getType());
+    int64_t channels = outType.getDimSize(1);
+    int64_t planes = outType.getDimSize(0) * channels;
+    f32 = b.getF32Type();
+    vectorType = VectorType::get({lanes}, f32);
+    epilogue = kiln::Epilogue::find(op, op.getDpsInits()[0], planes,
+                                    layout.outHeight * layout.outWidth);
+    if (epilogue)
+      epilogue->prepare(b, loc);
+    auto planeView = [&](Value buffer) {
+      return memref::CollapseShapeOp::create(
+          b, loc, buffer, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+    };
+    source = planeView(input.source);
+    target = epilogue ? epilogue->output() : planeView(op.getDpsInits()[0]);
+    filters = memref::CollapseShapeOp::create(
+        b, loc, op.getDpsInputs()[1],
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+
+    // Tasks of consecutive planes, each with its own zeroed buffer (a static
+    // stack slot, which kiln-outline-parallel-loops moves to the task's
+    // entry).
+    int64_t tasks = std::min(planes, kTasks);
+    auto parallel =
+        scf::ParallelOp::create(b, loc, ValueRange{index(0)},
+                                ValueRange{index(tasks)}, ValueRange{index(1)});
+    parallel->setAttr(kWorkAttr, b.getI64IntegerAttr(planes * layout.outHeight *
+                                                     layout.outWidth *
+                                                     layout.taps.size()));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(parallel.getBody()->getTerminator());
+      Value task = parallel.getInductionVars()[0];
+      buffer = memref::AllocaOp::create(b, loc,
+                                        MemRefType::get({layout.length}, f32),
+                                        b.getI64IntegerAttr(64));
+      linalg::FillOp::create(b, loc, ValueRange{zeroScalar()},
+                             ValueRange{buffer});
+      Value first =
+          arith::DivUIOp::create(b, loc, mul(task, planes), index(tasks));
+      Value last = arith::DivUIOp::create(b, loc, mul(add(task, 1), planes),
+                                          index(tasks));
+      auto loop = scf::ForOp::create(b, loc, first, last, index(1));
+      b.setInsertionPointToStart(loop.getBody());
+      Value plane = loop.getInductionVar();
+      layOutPlane(plane);
+      computePlane(plane,
+                   arith::RemUIOp::create(b, loc, plane, index(channels)));
+    }
+    op.erase();
+    if (epilogue)
+      epilogue->erase();
+    for (Operation *padOp : input.padOps)
+      if (padOp->use_empty() ||
+          isa<memref::CopyOp, linalg::FillOp, linalg::MapOp>(padOp))
+        padOp->erase();
+  }
+
+  Value zeroScalar() {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  }
+
+  /// Copies plane `plane` of the input into the buffer's phase planes.
+  void layOutPlane(Value plane) {
+    const PlaneLayout &l = layout;
+    // Input rows and columns the window reads.
+    int64_t rows = std::min(l.height, l.paddedHeight - l.top);
+    int64_t columns = std::min(l.width, l.paddedWidth - l.left);
+    forLoop(0, rows, [&](Value y) {
+      Value padded = add(y, l.top);
+      Value phase = arith::RemUIOp::create(b, loc, padded, index(l.strideH));
+      Value phaseRow = arith::DivUIOp::create(b, loc, padded, index(l.strideH));
+      // Buffer offset of padded row `padded`, phase column 0.
+      Value rowBase = arith::AddIOp::create(
+          b, loc, mul(phase, l.phaseOffset(1, 0)), mul(phaseRow, l.pitch));
+      Value inRow = mul(y, l.width);
+      if (l.strideW == 1)
+        copyRow(plane, inRow, rowBase, columns);
+      else
+        deinterleaveRow(plane, inRow, rowBase, columns);
+    });
+  }
+
+  /// Stride 1: the row's `columns` floats to rowBase + left.
+  void copyRow(Value plane, Value inRow, Value rowBase, int64_t columns) {
+    auto chunk = [&](Value x, int64_t count) {
+      Value v =
+          load(source, {plane, arith::AddIOp::create(b, loc, inRow, x)}, count);
+      store(v, buffer,
+            {add(arith::AddIOp::create(b, loc, rowBase, x), layout.left)},
+            count);
+    };
+    int64_t full = columns / lanes;
+    forLoop(0, full, [&](Value i) { chunk(mul(i, lanes), lanes); });
+    if (columns % lanes)
+      chunk(index(full * lanes), columns % lanes);
+  }
+
+  /// Stride 2: input column x goes to phase (x + left) mod 2, column
+  /// (x + left) / 2. Chunks of 2 * lanes columns: even and odd ones by two
+  /// shuffles, each stored at once.
+  void deinterleaveRow(Value plane, Value inRow, Value rowBase,
+                       int64_t columns) {
+    SmallVector<int64_t> evens, odds;
+    for (int64_t i = 0; i < lanes; ++i) {
+      evens.push_back(2 * i);
+      odds.push_back(2 * i + 1);
+    }
+    auto chunk = [&](Value x0, int64_t count) {
+      Value at = arith::AddIOp::create(b, loc, inRow, x0);
+      Value low = load(source, {plane, at}, std::min(count, lanes));
+      Value high = count > lanes ? load(source, {plane, add(at, lanes)},
+                                        std::min(count - lanes, lanes))
+                                 : zeroVector();
+      Value half = arith::DivUIOp::create(b, loc, x0, index(2));
+      for (int64_t parity = 0; parity < 2; ++parity) {
+        int64_t kept = (count - parity + 1) / 2;
+        if (kept <= 0)
+          continue;
+        Value lanesOf =
+            vector::ShuffleOp::create(b, loc, low, high, parity ? odds : evens);
+        int64_t padded = layout.left + parity;
+        Value column = add(arith::AddIOp::create(b, loc, rowBase, half),
+                           layout.phaseOffset(0, padded % 2) + padded / 2);
+        store(lanesOf, buffer, {column}, kept);
+      }
+    };
+    int64_t full = columns / (2 * lanes);
+    forLoop(0, full, [&](Value i) { chunk(mul(i, 2 * lanes), 2 * lanes); });
+    if (columns % (2 * lanes))
+      chunk(index(full * 2 * lanes), columns % (2 * lanes));
+  }
+
+  /// Every output of the plane, by groups of rows.
+  void computePlane(Value plane, Value channel) {
+    const PlaneLayout &l = layout;
+    SmallVector<Value> weights;
+    for (int64_t t = 0; t < int64_t(l.taps.size()); ++t) {
+      Value w = memref::LoadOp::create(b, loc, filters,
+                                       ValueRange{channel, index(t)});
+      weights.push_back(vector::BroadcastOp::create(b, loc, vectorType, w));
+    }
+    int64_t groups = l.outHeight / l.groupRows;
+    SmallVector<GroupVector> full = groupVectors(l.groupRows);
+    forLoop(0, groups, [&](Value g) {
+      computeGroup(plane, weights, mul(g, l.groupRows * l.pitch),
+                   mul(g, l.groupRows * l.outWidth), full);
+    });
+    if (int64_t tail = l.outHeight % l.groupRows)
+      computeGroup(plane, weights, index(groups * l.groupRows * l.pitch),
+                   index(groups * l.groupRows * l.outWidth),
+                   groupVectors(tail));
+  }
+
+  void computeGroup(Value plane, ArrayRef<Value> weights, Value position,
+                    Value output, ArrayRef<GroupVector> vectors) {
+    for (auto [v, group] : llvm::enumerate(vectors)) {
+      int64_t kept = group.keptLanes.size();
+      if (!kept)
+        continue;
+      Value acc = zeroVector();
+      Value at = add(position, v * lanes);
+      for (auto [tap, weight] : llvm::zip(layout.taps, weights)) {
+        Value x = vector::LoadOp::create(b, loc, vectorType, buffer,
+                                         ValueRange{add(at, tap)});
+        acc = vector::FMAOp::create(b, loc, x, weight, acc);
+      }
+      // The kept lanes to the front, in order.
+      SmallVector<int64_t> order(group.keptLanes);
+      for (int64_t lane = 0; int64_t(order.size()) < lanes; ++lane)
+        if (!llvm::is_contained(group.keptLanes, lane))
+          order.push_back(lane);
+      if (!llvm::equal(order, llvm::seq<int64_t>(0, lanes)))
+        acc = vector::ShuffleOp::create(b, loc, acc, acc, order);
+      Value column = add(output, group.firstOutput);
+      if (epilogue)
+        acc = epilogue->apply(b, loc, acc, plane, column,
+                              kept == lanes ? Value() : mask(kept));
+      store(acc, target, {plane, column}, kept);
+    }
+  }
+
+  linalg::DepthwiseConv2DNchwChwOp op;
+  int64_t lanes;
+  OpBuilder b;
+  Location loc;
+  Type f32;
+  VectorType vectorType;
+  PaddedInput input;
+  PlaneLayout layout;
+  std::optional<kiln::Epilogue> epilogue;
+  /// [planes, H * W] input, [planes, OH * OW] output, [C, KH * KW] filters,
+  /// the stack buffer.
+  Value source, target, filters, buffer;
+};
+
+struct LowerDepthwisePass
+    : public kiln::impl::LowerDepthwiseBase<LowerDepthwisePass> {
+  using LowerDepthwiseBase::LowerDepthwiseBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::DepthwiseConv2DNchwChwOp> convs;
+    getOperation().walk(
+        [&](linalg::DepthwiseConv2DNchwChwOp op) { convs.push_back(op); });
+    for (linalg::DepthwiseConv2DNchwChwOp op : convs)
+      DepthwiseEmitter(op, lanes).run();
+  }
+};
+
+} // namespace

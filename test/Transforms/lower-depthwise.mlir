@@ -1,0 +1,109 @@
+// RUN: kiln-opt %s --kiln-lower-depthwise --canonicalize -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-lower-depthwise="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
+
+// 7x7 planes, 3x3, stride 1, the input zero-padded by a tensor.pad (alloc,
+// fill, copy into a subview): the copy goes, each plane is copied from the
+// unpadded input into a stack buffer with a row pitch of 9 (84 floats: 81
+// and the last vector's reach). All 7 rows are one group of 4 vectors; the
+// first keeps lanes 0-6 and 9-15 (row 0 and row 1), moved together by a
+// shuffle and stored with a 14-lane mask at output 0. Taps are loads at
+// constant offsets (0, 1, 2, 9, ...). The bias (one value per plane) and
+// ReLU6 are applied on the register.
+// CHECK-LABEL: func.func @narrow_planes
+// CHECK-NOT: memref.copy
+// CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{\[\[}}0, 1], [2, 3]] : memref<1x2x7x7xf32> into memref<2x49xf32>
+// CHECK: %[[BIAS:.*]] = memref.collapse_shape %arg1
+// CHECK: %[[IN:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : memref<1x2x7x7xf32> into memref<2x49xf32>
+// CHECK: scf.parallel (%[[TASK:.*]]) = (%{{.*}}) to (%{{.*}}) step
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<84xf32>
+// CHECK: linalg.fill {{.*}} outs(%[[BUF]] : memref<84xf32>)
+// CHECK: scf.for %[[PLANE:.*]] =
+// CHECK: vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
+// CHECK: vector.maskedstore %[[BUF]]
+// CHECK: %[[T0:.*]] = vector.load %[[BUF]][%c0{{.*}}]
+// CHECK: vector.fma %[[T0]]
+// CHECK: vector.load %[[BUF]][%c1{{.*}}]
+// CHECK: vector.load %[[BUF]][%c9{{.*}}]
+// CHECK: vector.load %[[BUF]][%c20{{.*}}]
+// CHECK-NEXT: %[[ACC:.*]] = vector.fma
+// CHECK-NEXT: %[[KEPT:.*]] = vector.shuffle %[[ACC]], %[[ACC]] [0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 7, 8]
+// CHECK: memref.load %[[BIAS]][%[[PLANE]]]
+// CHECK: arith.addf %[[KEPT]]
+// CHECK: arith.maximumf
+// CHECK: %[[Y:.*]] = arith.minimumf
+// CHECK: %[[MASK:.*]] = vector.constant_mask [14]
+// CHECK: vector.maskedstore %[[OUT]][%[[PLANE]], %c0{{.*}}], %[[MASK]], %[[Y]]
+// CHECK-COUNT-3: vector.maskedstore %[[OUT]]
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @narrow_planes
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
+// AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2-NOT: linalg.depthwise_conv_2d_nchw_chw
+memref.global "private" constant @__constant_filters : memref<2x3x3xf32> = dense<1.0>
+func.func @narrow_planes(%x: memref<1x2x7x7xf32>, %bias: memref<2x1x1xf32>, %y: memref<1x2x7x7xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %w = memref.get_global @__constant_filters : memref<2x3x3xf32>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x2x9x9xf32>
+  linalg.map outs(%padded : memref<1x2x9x9xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1] : memref<1x2x9x9xf32> to memref<1x2x7x7xf32, strided<[162, 81, 9, 1], offset: 10>>
+  memref.copy %x, %interior : memref<1x2x7x7xf32> to memref<1x2x7x7xf32, strided<[162, 81, 9, 1], offset: 10>>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x2x7x7xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x2x7x7xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : memref<1x2x9x9xf32>, memref<2x3x3xf32>) outs(%c : memref<1x2x7x7xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c, 0, 0)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %bias : memref<1x2x7x7xf32>, memref<2x1x1xf32>) outs(%y : memref<1x2x7x7xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    %lo = arith.maximumf %s, %zero : f32
+    %hi = arith.minimumf %lo, %six : f32
+    linalg.yield %hi : f32
+  }
+  return
+}
+
+// -----
+
+// Stride 2 without padding, 2 images of 3 channels (6 planes, channel =
+// plane mod 3): each input row of 40 columns is deinterleaved into the two
+// column phases by even/odd shuffles (one full chunk of 32, then 8 columns),
+// rows going to the row phase plane (row mod 2). Without an epilogue, the
+// output is stored as is.
+// CHECK-LABEL: func.func @strided
+// CHECK: scf.for %[[PLANE:.*]] =
+// CHECK: arith.remui %{{.*}}, %c2
+// CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK: arith.remui %[[PLANE]], %c3
+// CHECK: vector.fma
+// CHECK: vector.maskedstore %{{.*}}[%[[PLANE]],
+// CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// AVX2-LABEL: func.func @strided
+// AVX2: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
+// AVX2: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15]
+func.func @strided(%x: memref<2x3x40x40xf32>, %w: memref<3x3x3xf32>, %y: memref<2x3x19x19xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x3x19x19xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x3x40x40xf32>, memref<3x3x3xf32>) outs(%y : memref<2x3x19x19xf32>)
+  return
+}
+
+// -----
+
+// An output not zero-filled right before (accumulating into it) and a
+// stride of 3 along the row are left to the generic loop lowering.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: linalg.depthwise_conv_2d_nchw_chw
+// CHECK: linalg.depthwise_conv_2d_nchw_chw
+func.func @left_alone(%x: memref<1x2x9x9xf32>, %w: memref<2x3x3xf32>, %y: memref<1x2x7x7xf32>, %z: memref<1x2x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x2x9x9xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x7x7xf32>)
+  linalg.fill ins(%zero : f32) outs(%z : memref<1x2x3x3xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<3> : tensor<2xi64>} ins(%x, %w : memref<1x2x9x9xf32>, memref<2x3x3xf32>) outs(%z : memref<1x2x3x3xf32>)
+  return
+}
