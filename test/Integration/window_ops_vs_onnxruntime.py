@@ -16,7 +16,9 @@ tiles, checked against ONNX Runtime:
 - depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
   share vectors, wide rows with a tail group, stride 2 deinterleaved with
   ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
-  dilation, no padding; bias, ReLU6 and a residual add on the registers.
+  dilation, no padding; bias, ReLU6 and a residual add on the registers;
+- 2-D f32 max and average pools through the same kernels (-inf padding,
+  the window counts' division on the registers, ceil_mode).
 
 Each case runs with a batch of 2, on 1 and 2 threads. With --emulate-gpu,
 the same cases go through the CUDA target's mapping, run on the CPU.
@@ -180,9 +182,24 @@ def depthwise_odd_windows():
     return case
 
 
+def pools():
+    # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
+    # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
+    # 3x3 / 1 with padding counted, then one 5x5 window over the whole plane.
+    case = Case("pools", 3, 40)
+    case.op("MaxPool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
+            pads=[1, 1, 1, 1])
+    case.op("AveragePool", [case.value], kernel_shape=[2, 2], strides=[2, 2])
+    case.op("AveragePool", [case.value], kernel_shape=[3, 3], strides=[1, 1],
+            pads=[1, 1, 1, 1], count_include_pad=1)
+    case.op("AveragePool", [case.value], kernel_shape=[5, 5])
+    return case
+
+
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
-         depthwise_wide_residual, depthwise_strided, depthwise_odd_windows]
+         depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
+         pools]
 
 
 def main():

@@ -153,20 +153,22 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def LowerDepthwise : Pass<"kiln-lower-depthwise", "::mlir::ModuleOp"> {
-  let summary = "Direct vector kernels for f32 depthwise convolutions";
+def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
+  let summary = "Direct vector kernels for f32 depthwise convolution and "
+                "pooling";
   let description = [{
-    Runs on bufferized code. Every f32 `linalg.depthwise_conv_2d_nchw_chw`
-    (stride 1 or 2 along the row) whose output is zero-filled right before
-    it becomes a parallel loop over tasks of channel planes. Each plane is
-    laid out in a stack buffer (padded, split into stride phases, one row
-    pitch), where every tap of the window is a contiguous vector load at a
-    constant offset from the output's position; outputs are computed in
-    vectors spanning several rows, their kept lanes compacted by a constant
-    shuffle and stored with one masked store, after the elementwise
-    epilogue (kiln::Epilogue) is applied on the register. When the input is
-    a zero-padded copy (a tensor.pad), the unpadded source is read instead
-    and the copy erased.
+    Runs on bufferized code. Every f32 `linalg.depthwise_conv_2d_nchw_chw`,
+    `linalg.pooling_nchw_max` and `linalg.pooling_nchw_sum` (stride 1 or 2
+    along the row) whose output is filled with the accumulator's identity
+    right before it becomes a parallel loop over tasks of channel planes.
+    Each plane is laid out in a stack buffer (padded, split into stride
+    phases, one row pitch), where every tap of the window is a contiguous
+    vector load at a constant offset from the output's position; outputs
+    are computed in vectors spanning several rows, their kept lanes
+    compacted by a constant shuffle and stored with one masked store, after
+    the elementwise epilogue (kiln::Epilogue) is applied on the register.
+    When the input is a padded copy (a tensor.pad), the unpadded source is
+    read instead and the copy erased.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",

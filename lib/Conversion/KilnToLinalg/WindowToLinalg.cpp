@@ -343,6 +343,25 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
       SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
 }
 
+/// The maps of a window op's loop nest over `n` spatial dims: the input's,
+/// the filter's (or the window's) `kernelPrefix` then the kernel dims from
+/// `firstKernel`, the output's `outPrefix` then its spatial dims from
+/// `firstOut`.
+SmallVector<AffineMap> windowMaps(MLIRContext *context, unsigned rank, size_t n,
+                                  unsigned firstKernel, unsigned firstOut,
+                                  ArrayRef<AffineExpr> inputExprs,
+                                  ArrayRef<AffineExpr> kernelPrefix,
+                                  ArrayRef<AffineExpr> outPrefix) {
+  SmallVector<AffineExpr> kernelExprs(kernelPrefix), outExprs(outPrefix);
+  for (size_t i = 0; i < n; ++i) {
+    kernelExprs.push_back(getAffineDimExpr(firstKernel + i, context));
+    outExprs.push_back(getAffineDimExpr(firstOut + i, context));
+  }
+  return {AffineMap::get(rank, 0, inputExprs, context),
+          AffineMap::get(rank, 0, kernelExprs, context),
+          AffineMap::get(rank, 0, outExprs, context)};
+}
+
 /// Any convolution (grouped, depthwise, integer) as one loop nest: batch,
 /// output channel, input channel, the output's spatial dims, then the
 /// window's. kiln-unroll-small-loops unrolls the window loops into the
@@ -366,15 +385,9 @@ Value convAsLoops(OpBuilder &b, Location loc, WindowInput input, Value filter,
                                    : o.floorDiv(outPerGroup) * inPerGroup + c);
   llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
                                              strides, dilations, input.phases));
-  SmallVector<AffineExpr> filterExprs = {o, c};
-  SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context), o};
-  for (size_t i = 0; i < n; ++i) {
-    filterExprs.push_back(getAffineDimExpr(firstKernel + i, context));
-    outExprs.push_back(getAffineDimExpr(firstOut + i, context));
-  }
-  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, inputExprs, context),
-                                 AffineMap::get(rank, 0, filterExprs, context),
-                                 AffineMap::get(rank, 0, outExprs, context)};
+  SmallVector<AffineMap> maps =
+      windowMaps(context, rank, n, firstKernel, firstOut, inputExprs, {o, c},
+                 {getAffineDimExpr(0, context), o});
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   iterators[channel] = utils::IteratorType::reduction;
@@ -511,6 +524,59 @@ DenseElementsAttr windowCounts(RankedTensorType inputType,
       ArrayRef<float>(counts));
 }
 
+/// Pooling as one loop nest: n, c, k..., out...: the kernel dims are
+/// reductions, and the output's spatial dims are innermost so each window
+/// offset is one vectorizable sweep along output rows. `window` is an empty
+/// tensor of the kernel's shape (only its dims are iterated).
+Value poolAsLoops(OpBuilder &b, Location loc, WindowInput input, Value window,
+                  Value init, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, detail::Combiner combiner,
+                  bool isUnsigned) {
+  MLIRContext *context = b.getContext();
+  size_t n = strides.size();
+  unsigned rank = 2 + 2 * n;
+  unsigned firstKernel = 2, firstOut = 2 + n;
+  SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
+                                        getAffineDimExpr(1, context)};
+  llvm::append_range(inputExprs, windowExprs(context, firstOut, firstKernel,
+                                             strides, dilations, input.phases));
+  SmallVector<AffineMap> maps =
+      windowMaps(context, rank, n, firstKernel, firstOut, inputExprs, {},
+                 {getAffineDimExpr(0, context), getAffineDimExpr(1, context)});
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  for (unsigned d = firstKernel; d < firstOut; ++d)
+    iterators[d] = utils::IteratorType::reduction;
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{input.value, window}, init,
+             maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l,
+                                       detail::combine(nb, l, combiner, args[2],
+                                                       args[0], isUnsigned));
+             })
+      .getResult(0);
+}
+
+/// A 2-D f32 pool as linalg.pooling_nchw_max or linalg.pooling_nchw_sum
+/// over the padded input.
+Value namedPool(OpBuilder &b, Location loc, bool isMax, Value padded,
+                Value window, Value init, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> dilations) {
+  SmallVector<NamedAttribute> attributes = {
+      b.getNamedAttr("strides", b.getI64TensorAttr(strides)),
+      b.getNamedAttr("dilations", b.getI64TensorAttr(dilations))};
+  SmallVector<Value> inputs = {padded, window};
+  Type types = init.getType();
+  if (isMax)
+    return linalg::PoolingNchwMaxOp::create(b, loc, types, inputs, init,
+                                            attributes)
+        .getResult(0);
+  return linalg::PoolingNchwSumOp::create(b, loc, types, inputs, init,
+                                          attributes)
+      .getResult(0);
+}
+
 template <typename OpTy, bool isMax>
 struct PoolToGeneric : public OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -519,7 +585,6 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *context = this->getContext();
     auto type = cast<RankedTensorType>(
         this->getTypeConverter()->convertType(op.getType()));
     Type elementType = type.getElementType();
@@ -535,51 +600,25 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
     detail::Combiner combiner =
         isMax ? detail::Combiner::Max : detail::Combiner::Sum;
     double padValue = detail::identityOf(combiner, elementType, isUnsigned);
-    WindowInput input =
-        prepareWindowInput(rewriter, loc, adaptor.getInput(), kernel,
-                           op.getStrides(), op.getDilations(), op.getPads(),
-                           type.getShape().drop_front(2), padValue);
-    // Loops: n, c, k..., out...: the kernel dims are reductions, and the
-    // output's spatial dims are innermost so each window offset is one
-    // vectorizable sweep along output rows.
-    unsigned rank = 2 + 2 * n;
-    unsigned firstKernel = 2, firstOut = 2 + n;
-    SmallVector<AffineExpr> inputExprs = {getAffineDimExpr(0, context),
-                                          getAffineDimExpr(1, context)};
-    llvm::append_range(
-        inputExprs, windowExprs(context, firstOut, firstKernel, op.getStrides(),
-                                op.getDilations(), input.phases));
-    SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, context),
-                                        getAffineDimExpr(1, context)};
-    for (size_t i = 0; i < n; ++i)
-      outExprs.push_back(getAffineDimExpr(firstOut + i, context));
+    // 2-D f32 pools are linalg's named ops, which kiln-lower-window-ops
+    // runs as direct vector kernels on the CPU (reading the unpadded input,
+    // so it is not split into phases here).
+    bool named = n == 2 && elementType.isF32();
+    WindowInput input = prepareWindowInput(
+        rewriter, loc, adaptor.getInput(), kernel, op.getStrides(),
+        op.getDilations(), op.getPads(), type.getShape().drop_front(2),
+        padValue, /*splitStridedRows=*/!named);
     // The kernel itself is only a shape: iterate it through a dummy input.
     auto kernelType = RankedTensorType::get(kernel, elementType);
     Value window = detail::emptyTensor(rewriter, loc, kernelType);
-    SmallVector<AffineExpr> kernelExprs;
-    for (size_t i = 0; i < n; ++i)
-      kernelExprs.push_back(getAffineDimExpr(firstKernel + i, context));
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(rank, 0, inputExprs, context),
-        AffineMap::get(rank, 0, kernelExprs, context),
-        AffineMap::get(rank, 0, outExprs, context)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    for (unsigned d = firstKernel; d < firstOut; ++d)
-      iterators[d] = utils::IteratorType::reduction;
     Value init = detail::filledTensor(
         rewriter, loc, type,
         detail::scalarConstant(rewriter, loc, elementType, padValue));
     Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{input.value, window}, init, maps,
-            iterators,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l,
-                                      detail::combine(b, l, combiner, args[2],
-                                                      args[0], isUnsigned));
-            })
-            .getResult(0);
+        named ? namedPool(rewriter, loc, isMax, input.value, window, init,
+                          op.getStrides(), op.getDilations())
+              : poolAsLoops(rewriter, loc, input, window, init, op.getStrides(),
+                            op.getDilations(), combiner, isUnsigned);
     if constexpr (!isMax) {
       Value counts = arith::ConstantOp::create(
           rewriter, loc,

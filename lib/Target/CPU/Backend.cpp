@@ -214,8 +214,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3}}",
       options.vectorLanes, options.matmulRows, options.matmulVectors,
       options.hasFMA ? "true" : "false");
-  std::string depthwise =
-      llvm::formatv("kiln-lower-depthwise{{lanes={0}}", options.vectorLanes);
+  std::string windowOps =
+      llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
   // The polynomial approximations use math.fma.
   std::string expandFMA = options.hasFMA ? "" : "math-expand-ops{ops=fma},";
   std::string approximateMath = options.hasNativeLdexp
@@ -227,7 +227,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
       "canonicalize,cse," +
-      (options.emulateGPU ? std::string() : matmul + "," + depthwise + ",") +
+      (options.emulateGPU ? std::string() : matmul + "," + windowOps + ",") +
       "symbol-dce,canonicalize," +
       (options.emulateGPU
            ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"

@@ -85,19 +85,37 @@ func.func @pointwise_conv(%x: tensor<1x16x7x7xf32>, %w: tensor<32x16x1x1xf32>) -
 
 // -----
 
-// Max pooling pads with -inf (here: the extra trailing row and column
-// ceil_mode needs, in the split input).
+// A 2-D f32 max pool is linalg's named op over the input padded with -inf
+// (here: the extra trailing row and column ceil_mode needs), starting from
+// -inf; kiln-lower-window-ops runs it on the CPU.
 // CHECK-LABEL: func.func @max_pool_ceil
 // CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
-// CHECK: tensor.empty() : tensor<1x1x5x2x3xf32>
-// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<1x1x1x2x3xf32>)
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, 4, 0, 0] [1, 1, 1, 2, 3]
-// CHECK: linalg.fill ins(%[[NEG]] : f32) outs(%{{.*}} : tensor<1x1x5x1x1xf32>)
-// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0, 2] [1, 1, 5, 1, 1]
-// CHECK: arith.maximumf
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NEG]]
+// CHECK: %[[WINDOW:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x2x2xf32>)
+// CHECK: linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PAD]], %[[WINDOW]] : tensor<1x1x5x5xf32>, tensor<3x3xf32>) outs(%[[INIT]] : tensor<1x1x2x2xf32>)
 func.func @max_pool_ceil(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] {ceil_mode} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// Other pools are loop nests over an input split into phases when the
+// window strides along the row: an i32 max pool pads with the lowest i32
+// (the extra trailing row and column ceil_mode needs, in the split input).
+// CHECK-LABEL: func.func @max_pool_ceil_integer
+// CHECK: %[[LOWEST:.*]] = arith.constant -2147483648 : i32
+// CHECK: tensor.empty() : tensor<1x1x5x2x3xi32>
+// CHECK: linalg.fill ins(%[[LOWEST]] : i32) outs(%{{.*}} : tensor<1x1x1x2x3xi32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 4, 0, 0] [1, 1, 1, 2, 3]
+// CHECK: linalg.fill ins(%[[LOWEST]] : i32) outs(%{{.*}} : tensor<1x1x5x1x1xi32>)
+// CHECK: tensor.insert_slice %{{.*}}[0, 0, 0, 0, 2] [1, 1, 5, 1, 1]
+// CHECK: arith.maxsi
+func.func @max_pool_ceil_integer(%x: tensor<1x1x4x4xi32>) -> tensor<1x1x2x2xi32> {
+  %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] {ceil_mode} : tensor<1x1x4x4xi32> -> tensor<1x1x2x2xi32>
+  return %0 : tensor<1x1x2x2xi32>
 }
 
 // -----
@@ -108,11 +126,11 @@ func.func @max_pool_ceil(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
 // CHECK-LABEL: func.func @dilated_pool
 // CHECK-NOT: linalg.fill
 // CHECK: %[[EVEN:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 1, 9, 5] [1, 1, 1, 2]
-// CHECK: %[[SPLIT:.*]] = tensor.insert_slice %[[EVEN]] into %{{.*}}[0, 0, 0, 0, 0] [1, 1, 9, 1, 5] {{.*}} into tensor<1x1x9x1x5xf32>
+// CHECK: %[[SPLIT:.*]] = tensor.insert_slice %[[EVEN]] into %{{.*}}[0, 0, 0, 0, 0] [1, 1, 9, 1, 5] {{.*}} into tensor<1x1x9x1x5xi32>
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], {{.*}} ins(%[[SPLIT]],
-func.func @dilated_pool(%x: tensor<1x1x9x9xf32>) -> tensor<1x1x3x3xf32> {
-  %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [2, 2] pads = [0, 0, 0, 0] : tensor<1x1x9x9xf32> -> tensor<1x1x3x3xf32>
-  return %0 : tensor<1x1x3x3xf32>
+func.func @dilated_pool(%x: tensor<1x1x9x9xi32>) -> tensor<1x1x3x3xi32> {
+  %0 = kiln.max_pool %x kernel = [3, 3] strides = [2, 2] dilations = [2, 2] pads = [0, 0, 0, 0] : tensor<1x1x9x9xi32> -> tensor<1x1x3x3xi32>
+  return %0 : tensor<1x1x3x3xi32>
 }
 
 // -----

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --kiln-lower-depthwise --canonicalize -split-input-file | FileCheck %s
-// RUN: kiln-opt %s --kiln-lower-depthwise="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --kiln-lower-window-ops --canonicalize -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-lower-window-ops="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
 
 // 7x7 planes, 3x3, stride 1, the input zero-padded by a tensor.pad (alloc,
 // fill, copy into a subview): the copy goes, each plane is copied from the
@@ -7,8 +7,9 @@
 // and the last vector's reach). All 7 rows are one group of 4 vectors; the
 // first keeps lanes 0-6 and 9-15 (row 0 and row 1), moved together by a
 // shuffle and stored with a 14-lane mask at output 0. Taps are loads at
-// constant offsets (0, 1, 2, 9, ...). The bias (one value per plane) and
-// ReLU6 are applied on the register.
+// constant offsets (0, 1, 2, 9, ...), the first multiplied, the others
+// FMAs. The bias (one value per plane) and ReLU6 are applied on the
+// register.
 // CHECK-LABEL: func.func @narrow_planes
 // CHECK-NOT: memref.copy
 // CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{\[\[}}0, 1], [2, 3]] : memref<1x2x7x7xf32> into memref<2x49xf32>
@@ -16,13 +17,23 @@
 // CHECK: %[[IN:.*]] = memref.collapse_shape %arg0 {{\[\[}}0, 1], [2, 3]] : memref<1x2x7x7xf32> into memref<2x49xf32>
 // CHECK: scf.parallel (%[[TASK:.*]]) = (%{{.*}}) to (%{{.*}}) step
 // CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<84xf32>
-// CHECK: linalg.fill {{.*}} outs(%[[BUF]] : memref<84xf32>)
+// The padding around the interior (rows 1-7, columns 1-7 of the 9x9 plane)
+// is written once per task: 10 floats up to (1, 1), the 2 between each
+// row's end and the next row's start, 10 from (7, 8) on, the 3 past it.
+// CHECK: %[[M10:.*]] = vector.constant_mask [10]
+// CHECK: vector.maskedstore %[[BUF]][%c0{{.*}}], %[[M10]]
+// CHECK: scf.for %{{.*}} = %c1{{.*}} to %c7
+// CHECK: vector.maskedstore %[[BUF]]
+// CHECK: vector.maskedstore %[[BUF]][%c71{{.*}}]
+// CHECK: %[[M3:.*]] = vector.constant_mask [3]
+// CHECK: vector.maskedstore %[[BUF]][%c81{{.*}}], %[[M3]]
 // CHECK: scf.for %[[PLANE:.*]] =
 // CHECK: vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
 // CHECK: vector.maskedstore %[[BUF]]
 // CHECK: %[[T0:.*]] = vector.load %[[BUF]][%c0{{.*}}]
-// CHECK: vector.fma %[[T0]]
+// CHECK: arith.mulf %[[T0]]
 // CHECK: vector.load %[[BUF]][%c1{{.*}}]
+// CHECK: vector.fma
 // CHECK: vector.load %[[BUF]][%c9{{.*}}]
 // CHECK: vector.load %[[BUF]][%c20{{.*}}]
 // CHECK-NEXT: %[[ACC:.*]] = vector.fma
@@ -105,5 +116,71 @@ func.func @left_alone(%x: memref<1x2x9x9xf32>, %w: memref<2x3x3xf32>, %y: memref
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x2x9x9xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x7x7xf32>)
   linalg.fill ins(%zero : f32) outs(%z : memref<1x2x3x3xf32>)
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<3> : tensor<2xi64>} ins(%x, %w : memref<1x2x9x9xf32>, memref<2x3x3xf32>) outs(%z : memref<1x2x3x3xf32>)
+  return
+}
+
+// -----
+
+// Max pooling 3x3 / 2 with pad 1 (ResNet's): the padded copy (filled with
+// -inf) goes, the buffer's padding is -inf, and the taps combine with
+// maximumf (signed zeros unordered) starting from the first (no multiply,
+// no filters).
+// CHECK-LABEL: func.func @max_pool
+// CHECK-DAG: %[[LOWEST:.*]] = arith.constant dense<0xFF800000> : vector<16xf32>
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel
+// CHECK: %[[BUF:.*]] = memref.alloca()
+// CHECK: vector.maskedstore %[[BUF]][%{{.*}}], %{{.*}}, %[[LOWEST]]
+// CHECK: vector.shuffle
+// CHECK: %[[T0:.*]] = vector.load %[[BUF]]
+// CHECK-NEXT: %[[T1:.*]] = vector.load %[[BUF]]
+// CHECK-NEXT: arith.maximumf %[[T0]], %[[T1]] fastmath<nsz>
+// CHECK-NOT: vector.fma
+// CHECK-NOT: linalg.pooling_nchw_max
+func.func @max_pool(%x: memref<1x4x20x20xf32>, %y: memref<1x4x10x10xf32>) {
+  %lowest = arith.constant 0xFF800000 : f32
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x4x21x21xf32>
+  linalg.map outs(%padded : memref<1x4x21x21xf32>)
+    (%init: f32) {
+      linalg.yield %lowest : f32
+    }
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 4, 20, 20] [1, 1, 1, 1] : memref<1x4x21x21xf32> to memref<1x4x20x20xf32, strided<[1764, 441, 21, 1], offset: 22>>
+  memref.copy %x, %interior : memref<1x4x20x20xf32> to memref<1x4x20x20xf32, strided<[1764, 441, 21, 1], offset: 22>>
+  %window = memref.alloc() : memref<3x3xf32>
+  linalg.fill ins(%lowest : f32) outs(%y : memref<1x4x10x10xf32>)
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%padded, %window : memref<1x4x21x21xf32>, memref<3x3xf32>) outs(%y : memref<1x4x10x10xf32>)
+  return
+}
+
+// -----
+
+// Average pooling: a sum pool, then the division by each output's window
+// count (one table over the output plane, [1, 1, OH, OW]: the same columns
+// for every plane) applied on the register before the store. The 4x4 plane
+// has no padding and a pitch of 4: one full vector, stored as is.
+// CHECK-LABEL: func.func @average_pool
+// CHECK-DAG: %[[COUNTS:.*]] = memref.collapse_shape %{{.*}} into memref<16xf32>
+// CHECK: scf.parallel
+// CHECK: arith.addf
+// CHECK: %[[N:.*]] = vector.load %[[COUNTS]]
+// CHECK: arith.divf %{{.*}}, %[[N]]
+// CHECK: vector.store
+// CHECK-NOT: linalg.pooling_nchw_sum
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_counts : memref<1x1x4x4xf32> = dense<4.0>
+func.func @average_pool(%x: memref<1x3x8x8xf32>, %y: memref<1x3x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %counts = memref.get_global @__constant_counts : memref<1x1x4x4xf32>
+  %window = memref.alloc() : memref<2x2xf32>
+  %sum = memref.alloc() {alignment = 64 : i64} : memref<1x3x4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<1x3x4x4xf32>)
+  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %window : memref<1x3x8x8xf32>, memref<2x2xf32>) outs(%sum : memref<1x3x4x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, 0, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sum, %counts : memref<1x3x4x4xf32>, memref<1x1x4x4xf32>) outs(%y : memref<1x3x4x4xf32>) {
+  ^bb0(%s: f32, %n: f32, %o: f32):
+    %q = arith.divf %s, %n : f32
+    linalg.yield %q : f32
+  }
   return
 }

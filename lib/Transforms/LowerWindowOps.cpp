@@ -1,9 +1,11 @@
-//===- LowerDepthwise.cpp - kiln-lower-depthwise --------------------------===//
+//===- LowerWindowOps.cpp - kiln-lower-window-ops -------------------------===//
 //
-// A depthwise convolution does 9 FMAs per output (3x3) over planes of 7x7 to
-// 112x112: memory-bound, and slow as a loop nest over rows, which wastes
-// most of a vector on 7- or 14-wide rows, keeps the accumulator in memory
-// and runs the padding, the bias and the activation as passes of their own.
+// Depthwise convolution and pooling do a handful of operations per output
+// (9 FMAs or maxima for 3x3) over planes of 7x7 to 112x112: memory-bound,
+// and slow as loop nests over rows, which waste most of a vector on 7- or
+// 14-wide rows, keep the accumulator in memory (or sweep the output once
+// per tap) and run the padding, the bias and the activation as passes of
+// their own.
 //
 // Here each channel plane is laid out once, in a stack buffer that stays in
 // L1, so that every tap of the window is one contiguous vector load:
@@ -18,12 +20,12 @@
 //    dropped), so a 7x7 plane takes 4 vectors rather than 7 mostly empty
 //    ones; each vector's kept lanes are moved together by a constant
 //    shuffle and stored with one masked store at their place in the dense
-//    output, after the epilogue (bias, ReLU6, residual: kiln::Epilogue) is
-//    applied on the register.
-// The buffer's padding is zeroed once per task; only the plane's interior is
-// rewritten per channel (a copy for stride 1, a deinterleave by shuffles
-// for stride 2 along the row). The tensor.pad that fed the convolution is
-// no longer needed and is erased.
+//    output, after the epilogue (bias, ReLU6, residual, an average pool's
+//    division: kiln::Epilogue) is applied on the register.
+// The buffer's padding (0, or -inf for max pooling) is written once per
+// task; only the plane's interior is rewritten per channel (a copy for
+// stride 1, a deinterleave by shuffles for stride 2 along the row). The
+// tensor.pad that fed the op is no longer needed and is erased.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,8 +40,10 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <limits>
+
 namespace kiln {
-#define GEN_PASS_DEF_LOWERDEPTHWISE
+#define GEN_PASS_DEF_LOWERWINDOWOPS
 #include "kiln/Transforms/Passes.h.inc"
 } // namespace kiln
 
@@ -54,8 +58,8 @@ constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
 /// Most vectors one group of output rows may take (unrolled code).
 constexpr int64_t kMaxGroupVectors = 16;
 
-/// Most channel planes one thread-pool task takes (the buffer's padding is
-/// zeroed once per task).
+/// Thread-pool tasks at most (each takes a range of channel planes and
+/// writes its buffer's padding once).
 constexpr int64_t kTasks = 64;
 
 bool isDenseF32(Value value) {
@@ -64,26 +68,35 @@ bool isDenseF32(Value value) {
          type.getElementType().isF32();
 }
 
-/// Whether `op` sets all of `buffer` to 0.0 (a linalg.fill, or the
+/// The window ops lowered here, by what they do with each tap.
+enum class WindowKind { DepthwiseConv, MaxPool, SumPool };
+
+/// The value the op's padding and accumulator start from.
+double padValueOf(WindowKind kind) {
+  return kind == WindowKind::MaxPool ? -std::numeric_limits<double>::infinity()
+                                     : 0.0;
+}
+
+/// Whether `op` sets all of `buffer` to `value` (a linalg.fill, or the
 /// linalg.map a tensor.pad's padding becomes).
-bool isZeroFill(Operation *op, Value buffer) {
-  auto isZero = [](Value value) {
-    auto constant = value.getDefiningOp<arith::ConstantOp>();
+bool isFillOf(Operation *op, Value buffer, double value) {
+  auto isValue = [&](Value scalar) {
+    auto constant = scalar.getDefiningOp<arith::ConstantOp>();
     auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : nullptr;
-    return attr && attr.getValue().isZero();
+    return attr && attr.getValueAsDouble() == value;
   };
   if (auto fill = dyn_cast<linalg::FillOp>(op))
     return fill.hasPureBufferSemantics() && fill.getDpsInits()[0] == buffer &&
-           isZero(fill.getDpsInputs()[0]);
+           isValue(fill.getDpsInputs()[0]);
   auto map = dyn_cast<linalg::MapOp>(op);
   if (!map || map.getDpsInits()[0] != buffer || map.getNumDpsInputs() != 0)
     return false;
   auto yield = cast<linalg::YieldOp>(map.getMapper().front().getTerminator());
-  return yield.getNumOperands() == 1 && isZero(yield.getOperand(0));
+  return yield.getNumOperands() == 1 && isValue(yield.getOperand(0));
 }
 
-/// The unpadded input of a depthwise convolution: when its input is the
-/// buffer a tensor.pad became (an allocation filled with zeros, the source
+/// The unpadded input of a window op: when its input is the buffer a
+/// tensor.pad became (an allocation filled with the pad value, the source
 /// copied into a subview of it), the source and the leading pads, so the
 /// padded copy can go; otherwise the input itself.
 struct PaddedInput {
@@ -93,7 +106,7 @@ struct PaddedInput {
   SmallVector<Operation *> padOps;
 };
 
-PaddedInput findUnpaddedInput(Value input, Operation *conv) {
+PaddedInput findUnpaddedInput(Value input, Operation *conv, double padValue) {
   PaddedInput plain{input, 0, 0, {}};
   auto alloc = input.getDefiningOp<memref::AllocOp>();
   if (!alloc)
@@ -112,7 +125,7 @@ PaddedInput findUnpaddedInput(Value input, Operation *conv) {
       subview = view;
       continue;
     }
-    if (!fill && isZeroFill(user, input)) {
+    if (!fill && isFillOf(user, input, padValue)) {
       fill = user;
       continue;
     }
@@ -163,29 +176,38 @@ struct GroupVector {
   int64_t firstOutput;
 };
 
-class DepthwiseEmitter {
+class WindowEmitter {
 public:
-  DepthwiseEmitter(linalg::DepthwiseConv2DNchwChwOp op, int64_t lanes)
-      : op(op), lanes(lanes), b(op), loc(op.getLoc()) {}
+  WindowEmitter(linalg::LinalgOp op, WindowKind kind,
+                DenseIntElementsAttr strides, DenseIntElementsAttr dilations,
+                int64_t lanes)
+      : op(op), kind(kind), strides(strides), dilations(dilations),
+        lanes(lanes), b(op), loc(op.getLoc()) {}
 
-  /// Replaces the convolution with the vector kernel, or leaves it (to the
-  /// generic loop lowering) when it is not a case the kernel handles.
+  /// Replaces the op with the vector kernel, or leaves it (to the generic
+  /// loop lowering) when it is not a case the kernel handles.
   void run() {
+    // Inputs: the padded input and the filters (or the pool's window, only
+    // a shape).
     if (!op.hasPureBufferSemantics() || !isDenseF32(op.getDpsInputs()[0]) ||
-        !isDenseF32(op.getDpsInputs()[1]) || !isDenseF32(op.getDpsInits()[0]))
+        !isDenseF32(op.getDpsInits()[0]))
       return;
-    auto strides = llvm::to_vector(op.getStrides().getValues<int64_t>());
-    auto dilations = llvm::to_vector(op.getDilations().getValues<int64_t>());
+    auto strideValues = llvm::to_vector(strides.getValues<int64_t>());
+    auto dilationValues = llvm::to_vector(dilations.getValues<int64_t>());
     // The row deinterleave handles strides 1 and 2 along the row.
-    if (strides[1] > 2)
+    if (strideValues[1] > 2)
       return;
-    auto zeroFill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    // The output starts at the accumulator's identity, which the vectors
+    // start from instead.
+    auto init = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     Value output = op.getDpsInits()[0];
-    if (!zeroFill || !isZeroFill(zeroFill, output))
+    if (!init || !isFillOf(init, output, padValueOf(kind)))
       return;
-    input = findUnpaddedInput(op.getDpsInputs()[0], op);
-    computeLayout(strides, dilations);
-    zeroFill.erase();
+    if (kind == WindowKind::DepthwiseConv && !isDenseF32(op.getDpsInputs()[1]))
+      return;
+    input = findUnpaddedInput(op.getDpsInputs()[0], op, padValueOf(kind));
+    computeLayout(strideValues, dilationValues);
+    init.erase();
     emit();
   }
 
@@ -193,7 +215,10 @@ private:
   void computeLayout(ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations) {
     auto inType = cast<MemRefType>(input.source.getType());
     auto outType = cast<MemRefType>(op.getDpsInits()[0].getType());
-    auto filterType = cast<MemRefType>(op.getDpsInputs()[1].getType());
+    // [C, KH, KW] filters or the [KH, KW] window.
+    ArrayRef<int64_t> window = cast<MemRefType>(op.getDpsInputs()[1].getType())
+                                   .getShape()
+                                   .take_back(2);
     PlaneLayout &l = layout;
     l.height = inType.getDimSize(2);
     l.width = inType.getDimSize(3);
@@ -203,7 +228,7 @@ private:
     l.strideW = strides[1];
     l.top = input.top;
     l.left = input.left;
-    int64_t kh = filterType.getDimSize(1), kw = filterType.getDimSize(2);
+    int64_t kh = window[0], kw = window[1];
     l.paddedHeight =
         (l.outHeight - 1) * l.strideH + (kh - 1) * dilations[0] + 1;
     l.paddedWidth = (l.outWidth - 1) * l.strideW + (kw - 1) * dilations[1] + 1;
@@ -315,9 +340,10 @@ private:
     };
     source = planeView(input.source);
     target = epilogue ? epilogue->output() : planeView(op.getDpsInits()[0]);
-    filters = memref::CollapseShapeOp::create(
-        b, loc, op.getDpsInputs()[1],
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    if (kind == WindowKind::DepthwiseConv)
+      filters = memref::CollapseShapeOp::create(
+          b, loc, op.getDpsInputs()[1],
+          SmallVector<ReassociationIndices>{{0}, {1, 2}});
 
     // Tasks of consecutive planes, each with its own zeroed buffer (a static
     // stack slot, which kiln-outline-parallel-loops moves to the task's
@@ -336,8 +362,7 @@ private:
       buffer = memref::AllocaOp::create(b, loc,
                                         MemRefType::get({layout.length}, f32),
                                         b.getI64IntegerAttr(64));
-      linalg::FillOp::create(b, loc, ValueRange{zeroScalar()},
-                             ValueRange{buffer});
+      fillPadding();
       Value first =
           arith::DivUIOp::create(b, loc, mul(task, planes), index(tasks));
       Value last = arith::DivUIOp::create(b, loc, mul(add(task, 1), planes),
@@ -358,16 +383,71 @@ private:
         padOp->erase();
   }
 
-  Value zeroScalar() {
-    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  Value padScalar() {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getF32FloatAttr(padValueOf(kind)));
+  }
+
+  /// Input rows and columns the window reads.
+  int64_t inputRows() const {
+    return std::min(layout.height, layout.paddedHeight - layout.top);
+  }
+  int64_t inputColumns() const {
+    return std::min(layout.width, layout.paddedWidth - layout.left);
+  }
+
+  /// Writes the pad value everywhere in the buffer that layOutPlane does
+  /// not (the same positions for every plane): around each phase plane's
+  /// interior, where the right border of one row and the left border of
+  /// the next are one range, and past the phase planes.
+  void fillPadding() {
+    const PlaneLayout &l = layout;
+    Value pad = vector::BroadcastOp::create(b, loc, vectorType, padScalar());
+    auto fillRange = [&](Value start, int64_t length) {
+      forLoop(0, length / lanes, [&](Value i) {
+        store(pad, buffer,
+              {arith::AddIOp::create(b, loc, start, mul(i, lanes))}, lanes);
+      });
+      if (length % lanes)
+        store(pad, buffer, {add(start, length / lanes * lanes)},
+              length % lanes);
+    };
+    // Phase rows and columns [first, end) holding input rows or columns
+    // [low, low + count) of the padded plane.
+    auto interior = [](int64_t low, int64_t count, int64_t phase,
+                       int64_t stride, int64_t limit) {
+      int64_t first = llvm::divideCeilSigned(low - phase, stride);
+      int64_t end = llvm::divideCeilSigned(low + count - phase, stride);
+      return std::make_pair(std::clamp<int64_t>(first, 0, limit),
+                            std::clamp<int64_t>(end, 0, limit));
+    };
+    int64_t planeSize = l.phaseRows * l.pitch;
+    for (int64_t ph = 0; ph < l.strideH; ++ph)
+      for (int64_t pw = 0; pw < l.strideW; ++pw) {
+        int64_t base = l.phaseOffset(ph, pw);
+        auto [r0, r1] =
+            interior(l.top, inputRows(), ph, l.strideH, l.phaseRows);
+        auto [c0, c1] =
+            interior(l.left, inputColumns(), pw, l.strideW, l.pitch);
+        if (r0 >= r1 || c0 >= c1) {
+          fillRange(index(base), planeSize);
+          continue;
+        }
+        fillRange(index(base), r0 * l.pitch + c0);
+        forLoop(r0, r1 - 1, [&](Value r) {
+          fillRange(add(mul(r, l.pitch), base + c1), l.pitch - c1 + c0);
+        });
+        fillRange(index(base + (r1 - 1) * l.pitch + c1),
+                  planeSize - (r1 - 1) * l.pitch - c1);
+      }
+    int64_t phases = l.strideH * l.strideW * planeSize;
+    fillRange(index(phases), l.length - phases);
   }
 
   /// Copies plane `plane` of the input into the buffer's phase planes.
   void layOutPlane(Value plane) {
     const PlaneLayout &l = layout;
-    // Input rows and columns the window reads.
-    int64_t rows = std::min(l.height, l.paddedHeight - l.top);
-    int64_t columns = std::min(l.width, l.paddedWidth - l.left);
+    int64_t rows = inputRows(), columns = inputColumns();
     forLoop(0, rows, [&](Value y) {
       Value padded = add(y, l.top);
       Value phase = arith::RemUIOp::create(b, loc, padded, index(l.strideH));
@@ -437,7 +517,7 @@ private:
   void computePlane(Value plane, Value channel) {
     const PlaneLayout &l = layout;
     SmallVector<Value> weights;
-    for (int64_t t = 0; t < int64_t(l.taps.size()); ++t) {
+    for (int64_t t = 0; filters && t < int64_t(l.taps.size()); ++t) {
       Value w = memref::LoadOp::create(b, loc, filters,
                                        ValueRange{channel, index(t)});
       weights.push_back(vector::BroadcastOp::create(b, loc, vectorType, w));
@@ -460,12 +540,12 @@ private:
       int64_t kept = group.keptLanes.size();
       if (!kept)
         continue;
-      Value acc = zeroVector();
       Value at = add(position, v * lanes);
-      for (auto [tap, weight] : llvm::zip(layout.taps, weights)) {
+      Value acc;
+      for (auto [t, tap] : llvm::enumerate(layout.taps)) {
         Value x = vector::LoadOp::create(b, loc, vectorType, buffer,
                                          ValueRange{add(at, tap)});
-        acc = vector::FMAOp::create(b, loc, x, weight, acc);
+        acc = accumulate(acc, x, weights.empty() ? Value() : weights[t]);
       }
       // The kept lanes to the front, in order.
       SmallVector<int64_t> order(group.keptLanes);
@@ -482,7 +562,32 @@ private:
     }
   }
 
-  linalg::DepthwiseConv2DNchwChwOp op;
+  /// `acc` (null before the first tap) combined with tap `x`.
+  Value accumulate(Value acc, Value x, Value weight) {
+    switch (kind) {
+    case WindowKind::DepthwiseConv:
+      if (!acc)
+        return arith::MulFOp::create(b, loc, x, weight);
+      return vector::FMAOp::create(b, loc, x, weight, acc);
+    case WindowKind::MaxPool: {
+      if (!acc)
+        return x;
+      // NaN still wins; which zero is the larger does not matter to a pool
+      // (max(-0, +0) may be either), which lets LLVM drop the sign blend:
+      // 3 instructions per tap instead of 6.
+      auto noSignedZeros = arith::FastMathFlagsAttr::get(
+          b.getContext(), arith::FastMathFlags::nsz);
+      return arith::MaximumFOp::create(b, loc, acc, x, noSignedZeros);
+    }
+    case WindowKind::SumPool:
+      return acc ? arith::AddFOp::create(b, loc, acc, x).getResult() : x;
+    }
+    llvm_unreachable("unknown window kind");
+  }
+
+  linalg::LinalgOp op;
+  WindowKind kind;
+  DenseIntElementsAttr strides, dilations;
   int64_t lanes;
   OpBuilder b;
   Location loc;
@@ -496,16 +601,31 @@ private:
   Value source, target, filters, buffer;
 };
 
-struct LowerDepthwisePass
-    : public kiln::impl::LowerDepthwiseBase<LowerDepthwisePass> {
-  using LowerDepthwiseBase::LowerDepthwiseBase;
+struct LowerWindowOpsPass
+    : public kiln::impl::LowerWindowOpsBase<LowerWindowOpsPass> {
+  using LowerWindowOpsBase::LowerWindowOpsBase;
 
   void runOnOperation() override {
-    SmallVector<linalg::DepthwiseConv2DNchwChwOp> convs;
-    getOperation().walk(
-        [&](linalg::DepthwiseConv2DNchwChwOp op) { convs.push_back(op); });
-    for (linalg::DepthwiseConv2DNchwChwOp op : convs)
-      DepthwiseEmitter(op, lanes).run();
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::DepthwiseConv2DNchwChwOp, linalg::PoolingNchwMaxOp,
+              linalg::PoolingNchwSumOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      if (auto conv = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(op))
+        WindowEmitter(conv, WindowKind::DepthwiseConv, conv.getStrides(),
+                      conv.getDilations(), lanes)
+            .run();
+      else if (auto pool = dyn_cast<linalg::PoolingNchwMaxOp>(op))
+        WindowEmitter(pool, WindowKind::MaxPool, pool.getStrides(),
+                      pool.getDilations(), lanes)
+            .run();
+      else if (auto pool = dyn_cast<linalg::PoolingNchwSumOp>(op))
+        WindowEmitter(pool, WindowKind::SumPool, pool.getStrides(),
+                      pool.getDilations(), lanes)
+            .run();
+    }
   }
 };
 
