@@ -38,13 +38,14 @@ Value stripReshapes(Value value) {
   }
 }
 
-/// Whether `buffer` and the reshapes of it are used only by `users` (and
-/// by zero fills, which the producer makes redundant).
+/// Whether `buffer` and the reshapes and subviews of it are used only by
+/// `users` (and by zero fills, which the producer makes redundant).
 bool onlyUsedBy(Value buffer, ArrayRef<Operation *> users) {
   for (Operation *user : buffer.getUsers()) {
     if (llvm::is_contained(users, user) || isa<linalg::FillOp>(user))
       continue;
-    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user) ||
+    if (!isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp>(
+            user) ||
         !onlyUsedBy(user->getResult(0), users))
       return false;
   }
@@ -134,7 +135,8 @@ std::optional<Epilogue::Input> Epilogue::classify(AffineMap map,
 }
 
 std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
-                                       int64_t rows, int64_t columns) {
+                                       int64_t rows, int64_t columns,
+                                       bool allowSlicedLines) {
   // Skip the views and allocations bufferization puts in between.
   Operation *next = producer->getNextNode();
   while (next &&
@@ -146,12 +148,6 @@ std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
       op.getNumParallelLoops() != op.getNumLoops() ||
       !isVectorizableBody(op.getRegion().front()))
     return std::nullopt;
-  Value output = op.getDpsInits()[0];
-  auto outputType = cast<MemRefType>(output.getType());
-  if (!outputType.hasStaticShape() || !outputType.getLayout().isIdentity() ||
-      outputType.getNumElements() != rows * columns ||
-      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
-    return std::nullopt;
   // The result must not be needed by anyone else: it is never written.
   Value buffer = stripReshapes(result);
   if (!buffer.getDefiningOp<memref::AllocOp>() &&
@@ -160,36 +156,67 @@ std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
     return std::nullopt;
   if (!onlyUsedBy(buffer, {producer, op.getOperation()}))
     return std::nullopt;
-  // The leading loops make up the rows, the others the columns.
-  SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
   Epilogue epilogue;
   epilogue.op = op;
   epilogue.producer = producer;
+  // The result read as is, or the first `width` of each line of its last
+  // dim (the lines are `pitch` long).
+  int64_t resultColumns = columns;
+  auto readsResult = [&](Value value) {
+    if (stripReshapes(value) == buffer)
+      return true;
+    auto slice = value.getDefiningOp<memref::SubViewOp>();
+    if (!allowSlicedLines || !slice ||
+        stripReshapes(slice.getSource()) != buffer)
+      return false;
+    ArrayRef<int64_t> shape = slice.getSourceType().getShape();
+    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    auto isZero = [](int64_t x) { return x == 0; };
+    auto isOne = [](int64_t x) { return x == 1; };
+    if (!llvm::all_of(slice.getStaticOffsets(), isZero) ||
+        !llvm::all_of(slice.getStaticStrides(), isOne) ||
+        sizes.drop_back() != shape.drop_back() || resultColumns % shape.back())
+      return false;
+    epilogue.pitch = shape.back();
+    epilogue.width = sizes.back();
+    return true;
+  };
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (readsResult(input->get()) &&
+        !op.getMatchingIndexingMap(input).isIdentity())
+      return std::nullopt;
+  if (epilogue.pitch)
+    columns = columns / epilogue.pitch * epilogue.width;
+  Value output = op.getDpsInits()[0];
+  auto outputType = cast<MemRefType>(output.getType());
+  if (!outputType.hasStaticShape() || !outputType.getLayout().isIdentity() ||
+      outputType.getNumElements() != rows * columns ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  // The leading loops make up the rows, the others the columns.
+  SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();
   epilogue.rowLoops = loopSizes.size();
   while (epilogue.rowLoops > 0 &&
          product(ArrayRef(loopSizes).drop_front(epilogue.rowLoops)) < columns)
     --epilogue.rowLoops;
   if (product(ArrayRef(loopSizes).drop_front(epilogue.rowLoops)) != columns)
     return std::nullopt;
-  bool readsResult = false;
+  bool found = false;
   for (OpOperand *input : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(input);
-    if (stripReshapes(input->get()) == buffer) {
-      if (!map.isIdentity())
-        return std::nullopt;
+    if (readsResult(input->get())) {
       epilogue.inputs.push_back(Input(Access::Result));
-      readsResult = true;
+      found = true;
       continue;
     }
     auto type = dyn_cast<MemRefType>(input->get().getType());
-    std::optional<Input> access =
-        classify(map, type, loopSizes, epilogue.rowLoops);
+    std::optional<Input> access = classify(op.getMatchingIndexingMap(input),
+                                           type, loopSizes, epilogue.rowLoops);
     if (!access ||
         getElementTypeOrSelf(type) != getElementTypeOrSelf(outputType))
       return std::nullopt;
     epilogue.inputs.push_back(*access);
   }
-  if (!readsResult)
+  if (!found)
     return std::nullopt;
   return epilogue;
 }

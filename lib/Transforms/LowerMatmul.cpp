@@ -48,6 +48,9 @@ namespace {
 /// kiln-outline-parallel-loops, where its bounds cannot tell.
 constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
 
+/// The most taps of an implicit GEMM's window unrolled in its k loop.
+constexpr int64_t kMaxUnrolledTaps = 16;
+
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
@@ -66,6 +69,12 @@ struct MatmulShape {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool lhsBatched = false, rhsBatched = false;
   bool lhsTransposed = false, rhsTransposed = false;
+  /// A convolution as an implicit GEMM (WindowToLinalg's
+  /// convAsShiftedMatmul): k runs over (channel, tap), and B's row for it is
+  /// the channel's laid-out input shifted by the tap's offset, read in place
+  /// (B is [batch, channels, length]; tapOffsets has k / channels entries).
+  SmallVector<int64_t> tapOffsets;
+  int64_t channels = 0, tapsPerRow = 0;
 };
 
 /// Whether `map` is (d_0, ..., d_{batchRank-1})? followed by (x, y).
@@ -127,15 +136,20 @@ std::optional<SmallVector<float>> constantData(Value value,
   return kiln::readFloatData(*global.getInitialValue());
 }
 
+/// Whether `op` is out += lhs * rhs on dense f32 buffers.
+bool isF32Contraction(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
+         op.getNumDpsInits() == 1 && isMultiplyAccumulate(op) &&
+         isDenseF32(op.getDpsInputs()[0]) && isDenseF32(op.getDpsInputs()[1]) &&
+         isDenseF32(op.getDpsInits()[0]);
+}
+
 std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
                                        SymbolTable &symbols) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+  if (!isF32Contraction(op))
     return std::nullopt;
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
         out = op.getDpsInits()[0];
-  if (!isDenseF32(lhs) || !isDenseF32(rhs) || !isDenseF32(out))
-    return std::nullopt;
   unsigned loops = op.getNumLoops();
   if (loops < 3)
     return std::nullopt;
@@ -188,6 +202,88 @@ std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
   return shape;
 }
 
+/// A convolution as WindowToLinalg's convAsShiftedMatmul writes it:
+/// out[b, o, f] += W[o, c, t...] * X[b, c, f + G(t...)] over loops (b, o, f,
+/// c, t...), f the output's position in a plane of the input's row pitch and
+/// G a constant offset per tap. It is a matmul with k = (c, t...) whose B row
+/// for k is X's channel c shifted by G(t...), read in place.
+std::optional<MatmulShape> matchShiftedConv(linalg::GenericOp op) {
+  if (!isF32Contraction(op))
+    return std::nullopt;
+  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
+        out = op.getDpsInits()[0];
+  auto outType = cast<MemRefType>(out.getType());
+  auto lhsType = cast<MemRefType>(lhs.getType());
+  auto rhsType = cast<MemRefType>(rhs.getType());
+  // Loops: b (unless a unit batch was dropped), o, f, then c and the taps.
+  unsigned batchRank = outType.getRank() - 2;
+  unsigned loops = op.getNumLoops(), first = batchRank + 2;
+  if (batchRank > 1 || rhsType.getRank() != batchRank + 2 ||
+      loops < first + 2 || lhsType.getRank() != loops - batchRank - 1)
+    return std::nullopt;
+  unsigned taps = loops - first - 1;
+  auto iterators = op.getIteratorTypesArray();
+  for (unsigned i = 0; i < loops; ++i)
+    if ((iterators[i] == utils::IteratorType::parallel) != (i < first))
+      return std::nullopt;
+  MLIRContext *context = op.getContext();
+  auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  unsigned m = batchRank, n = batchRank + 1, channel = first;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<AffineExpr> lhsExprs = {dim(m)}, outExprs, rhsPrefix;
+  for (unsigned i = channel; i < loops; ++i)
+    lhsExprs.push_back(dim(i));
+  for (unsigned i = 0; i < first; ++i)
+    outExprs.push_back(dim(i));
+  if (maps[0] != AffineMap::get(loops, 0, lhsExprs, context) ||
+      maps[2] != AffineMap::get(loops, 0, outExprs, context))
+    return std::nullopt;
+  ArrayRef<AffineExpr> rhsExprs = maps[1].getResults();
+  if ((batchRank && rhsExprs[0] != dim(0)) ||
+      rhsExprs[batchRank] != dim(channel))
+    return std::nullopt;
+  // The column: f + G(taps), G evaluated per tap (row-major).
+  AffineExpr column = rhsExprs.back();
+  AffineExpr shift = column.replace(dim(n), getAffineConstantExpr(0, context));
+  for (unsigned i = 0; i <= channel; ++i)
+    if (shift.isFunctionOfDim(i))
+      return std::nullopt;
+  if (simplifyAffineExpr(column - shift, loops, 0) != dim(n))
+    return std::nullopt;
+  ArrayRef<int64_t> tapSizes = lhsType.getShape().drop_front(2);
+  MatmulShape shape;
+  shape.batch = batchRank ? outType.getDimSize(0) : 1;
+  shape.m = outType.getDimSize(m);
+  shape.n = outType.getDimSize(n);
+  shape.channels = lhsType.getDimSize(1);
+  int64_t tapCount = 1;
+  for (int64_t size : tapSizes)
+    tapCount *= size;
+  shape.k = shape.channels * tapCount;
+  shape.tapsPerRow = tapSizes.back();
+  shape.rhsBatched = true;
+  SmallVector<int64_t> position(taps, 0);
+  int64_t rowLength = rhsType.getShape().back();
+  for (int64_t t = 0; t < tapCount; ++t) {
+    int64_t rest = t;
+    for (int64_t i = taps - 1; i >= 0; --i) {
+      position[i] = rest % tapSizes[i];
+      rest /= tapSizes[i];
+    }
+    SmallVector<int64_t> point(loops, 0);
+    llvm::copy(position, point.begin() + channel + 1);
+    int64_t offset = AffineMap::get(loops, 0, shift).compose(point).front();
+    // Every column read stays within the channel's row.
+    if (offset < 0 || offset + shape.n > rowLength)
+      return std::nullopt;
+    shape.tapOffsets.push_back(offset);
+  }
+  if (rhsType.getDimSize(batchRank) != shape.channels || shape.m == 0 ||
+      shape.n == 0 || (batchRank && rhsType.getDimSize(0) != shape.batch))
+    return std::nullopt;
+  return shape;
+}
+
 class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
@@ -214,8 +310,9 @@ public:
     // A transposed B is only read packed.
     if (shape.rhsTransposed && !rhsData)
       return;
-    epilogue = kiln::Epilogue::find(op, op.getDpsInits()[0],
-                                    shape.batch * shape.m, shape.n);
+    epilogue = kiln::Epilogue::find(
+        op, op.getDpsInits()[0], shape.batch * shape.m, shape.n,
+        /*allowSlicedLines=*/!shape.tapOffsets.empty());
     zeroInit = eraseZeroFill();
     // [batch * rows, cols] views (free).
     lhs = flatten(op.getDpsInputs()[0], 2);
@@ -233,7 +330,11 @@ public:
     if (rhsData)
       packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
                                   /*kMajor=*/!shape.rhsTransposed);
-    bool packBPerCall = !packedB && needsPacking(shape.n);
+    if (!shape.tapOffsets.empty())
+      tapRowTable = createTapRowTable();
+    // (An implicit GEMM's B rows overlap: always read in place.)
+    bool packBPerCall =
+        !packedB && needsPacking(shape.n) && shape.tapOffsets.empty();
     if (packBPerCall) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
@@ -507,26 +608,25 @@ private:
                                  .getResult());
       }
 
-    auto loop =
-        scf::ForOp::create(b, loc, index(0), index(shape.k), index(1), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value k = loop.getInductionVar();
+    // One step of k: B's vectors (from the packed panel, or row `bRow` at
+    // `shift` columns to the right) times A's column k of the tile.
+    auto step = [&](Value k, Value bRow, Value shift, ValueRange acc) {
       SmallVector<Value> bVectors;
-      Value bRow = add(shape.rhsBatched ? mul(batch, shape.k) : index(0), k);
       for (int64_t j = 0; j < vectors; ++j) {
-        if (packedB)
+        if (packedB) {
           bVectors.push_back(
               vector::LoadOp::create(b, loc, vectorType, packedB,
                                      ValueRange{panel, k, index(j * lanes)}));
-        else if (partial(j))
-          bVectors.push_back(vector::MaskedLoadOp::create(
-              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}, mask,
-              zero));
-        else
-          bVectors.push_back(vector::LoadOp::create(
-              b, loc, vectorType, rhs, ValueRange{bRow, column(j)}));
+          continue;
+        }
+        SmallVector<Value, 2> at{bRow,
+                                 shift ? add(column(j), shift) : column(j)};
+        bVectors.push_back(
+            partial(j) ? vector::MaskedLoadOp::create(b, loc, vectorType, rhs,
+                                                      at, mask, zero)
+                             .getResult()
+                       : vector::LoadOp::create(b, loc, vectorType, rhs, at)
+                             .getResult());
       }
       Value aRow0 = mul(tile, mr);
       SmallVector<Value> next;
@@ -536,32 +636,179 @@ private:
                           : loadA(batch, add(aRow0, r), k);
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
-          Value acc = loop.getRegionIterArgs()[r * vectors + j];
+          Value sum = acc[r * vectors + j];
           next.push_back(
               useFMA
-                  ? vector::FMAOp::create(b, loc, broadcast, bVectors[j], acc)
+                  ? vector::FMAOp::create(b, loc, broadcast, bVectors[j], sum)
                         .getResult()
                   : arith::AddFOp::create(
-                        b, loc, acc,
+                        b, loc, sum,
                         arith::MulFOp::create(b, loc, broadcast, bVectors[j]))
                         .getResult());
         }
       }
-      scf::YieldOp::create(b, loc, next);
+      return next;
+    };
+    // k in one loop, or (implicit GEMM) a loop over channels whose taps are
+    // unrolled, each reading the channel's row at its constant shift.
+    bool shifted = !shape.tapOffsets.empty();
+    int64_t steps = shifted ? shape.channels : shape.k;
+    auto loop =
+        scf::ForOp::create(b, loc, index(0), index(steps), index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value i = loop.getInductionVar();
+      SmallVector<Value> acc(loop.getRegionIterArgs());
+      if (!shifted) {
+        Value bRow = add(shape.rhsBatched ? mul(batch, shape.k) : index(0), i);
+        acc = step(i, bRow, Value(), acc);
+      } else {
+        acc = channelSteps(i, add(mul(batch, shape.channels), i), acc, step);
+      }
+      scf::YieldOp::create(b, loc, acc);
     }
     Value target = epilogue ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         Value acc = loop.getResult(r * vectors + j);
-        SmallVector<Value, 2> at{add(row0, r), column(j)};
+        Value row = add(row0, r);
+        if (epilogue && epilogue->getPitch()) {
+          storeSlicedLines(acc, row, column(j));
+          continue;
+        }
+        SmallVector<Value, 2> at{row, column(j)};
         Value mask_ = partial(j) ? mask : Value();
         if (epilogue)
-          acc = epilogue->apply(b, loc, acc, add(row0, r), column(j), mask_);
+          acc = epilogue->apply(b, loc, acc, row, column(j), mask_);
         if (mask_)
           vector::MaskedStoreOp::create(b, loc, target, at, mask_, acc);
         else
           vector::StoreOp::create(b, loc, acc, target, at);
       }
+  }
+
+  /// An implicit GEMM's steps of k for channel `channel` (B row `bRow`):
+  /// one per tap, unrolled, each reading the row at the tap's constant
+  /// shift. Beyond kMaxUnrolledTaps (a 7x7 window: 49 steps of 16 FMAs
+  /// would spill registers), a loop over the window's rows with each row's
+  /// taps unrolled, the row's shift read from a constant table.
+  SmallVector<Value> channelSteps(
+      Value channel, Value bRow, ValueRange acc,
+      function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)> step) {
+    int64_t taps = shape.tapOffsets.size();
+    Value firstK = mul(channel, taps);
+    if (!tapRowTable) {
+      SmallVector<Value> next(acc);
+      for (auto [t, offset] : llvm::enumerate(shape.tapOffsets))
+        next = step(add(firstK, t), bRow, index(offset), next);
+      return next;
+    }
+    int64_t perRow = shape.tapsPerRow;
+    auto rows = scf::ForOp::create(b, loc, index(0), index(taps / perRow),
+                                   index(1), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rows.getBody());
+    Value row = rows.getInductionVar();
+    Value rowShift = memref::LoadOp::create(b, loc, tapRowTable, row);
+    Value rowK = add(firstK, mul(row, perRow));
+    SmallVector<Value> next(rows.getRegionIterArgs());
+    for (int64_t t = 0; t < perRow; ++t)
+      next =
+          step(add(rowK, t), bRow,
+               add(rowShift, shape.tapOffsets[t] - shape.tapOffsets[0]), next);
+    scf::YieldOp::create(b, loc, next);
+    return rows.getResults();
+  }
+
+  /// The shift of each row of an implicit GEMM's window, as a constant
+  /// global, when the window has too many taps to unroll and every tap's
+  /// shift is its row's plus its column's.
+  Value createTapRowTable() {
+    int64_t taps = shape.tapOffsets.size(), perRow = shape.tapsPerRow;
+    if (taps <= kMaxUnrolledTaps || perRow <= 0 || taps % perRow)
+      return nullptr;
+    ArrayRef<int64_t> offsets = shape.tapOffsets;
+    SmallVector<int64_t> rowShifts;
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t rowShift = offsets[t - t % perRow];
+      if (offsets[t] - rowShift != offsets[t % perRow] - offsets[0])
+        return nullptr;
+      if (t % perRow == 0)
+        rowShifts.push_back(rowShift);
+    }
+    auto type = MemRefType::get({int64_t(rowShifts.size())}, b.getIndexType());
+    auto init = DenseElementsAttr::get(
+        RankedTensorType::get(type.getShape(), b.getIndexType()),
+        ArrayRef(rowShifts));
+    auto module = op->getParentOfType<ModuleOp>();
+    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, loc, "__kiln_tap_rows",
+        moduleBuilder.getStringAttr("private"), type, init,
+        /*constant=*/true, IntegerAttr());
+    symbols.insert(global);
+    return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+  }
+
+  /// Stores the vector of C at (row, column) through an epilogue that keeps
+  /// the first `width` of each `pitch`-long line (an implicit GEMM's output
+  /// over the input's row pitch): a vector spans at most two lines (width >=
+  /// lanes), so its kept lanes are two runs, [0, width - ow) of line `line`
+  /// and [pitch - ow, pitch - ow + width) of the next, each stored with a
+  /// mask where the line's kept part is in the output.
+  void storeSlicedLines(Value acc, Value row, Value column) {
+    int64_t pitch = epilogue->getPitch(), width = epilogue->getWidth();
+    int64_t lines = shape.n / pitch;
+    Value line = arith::DivUIOp::create(b, loc, column, index(pitch));
+    Value at = arith::RemUIOp::create(b, loc, column, index(pitch));
+    auto maskBelow = [&](Value count) {
+      return vector::CreateMaskOp::create(
+          b, loc, VectorType::get({lanes}, b.getI1Type()), ValueRange{count});
+    };
+    auto clampLanes = [&](Value x) {
+      return arith::MaxSIOp::create(
+          b, loc, index(0), arith::MinSIOp::create(b, loc, x, index(lanes)));
+    };
+    auto sub = [&](Value x, Value y) {
+      return arith::SubIOp::create(b, loc, x, y);
+    };
+    auto storePart = [&](Value valid, Value outColumn, Value mask) {
+      // An empty part stores nothing, at a column that is in bounds.
+      outColumn = arith::SelectOp::create(b, loc, valid, outColumn, index(0));
+      Value value = epilogue->apply(b, loc, acc, row, outColumn, mask);
+      vector::MaskedStoreOp::create(b, loc, epilogue->output(),
+                                    ValueRange{row, outColumn}, mask, value);
+    };
+    auto positive = [&](Value x) {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x,
+                                   index(0));
+    };
+    // This line's kept lanes.
+    Value first = clampLanes(sub(index(width), at));
+    storePart(positive(first), add(mul(line, width), at), maskBelow(first));
+    // The next line's: lanes [pitch - at, pitch - at + width).
+    Value start = clampLanes(sub(index(pitch), at));
+    Value end = clampLanes(add(sub(index(pitch), at), width));
+    Value nextLine = add(line, 1);
+    Value valid = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, nextLine,
+                              index(lines)),
+        positive(sub(end, start)));
+    Value mask = arith::AndIOp::create(
+        b, loc, maskBelow(end),
+        arith::XOrIOp::create(b, loc, maskBelow(start),
+                              vector::ConstantMaskOp::create(
+                                  b, loc,
+                                  VectorType::get({lanes}, b.getI1Type()),
+                                  ArrayRef<int64_t>{lanes})));
+    Value noLanes = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({lanes}, b.getI1Type()), ArrayRef<int64_t>{0});
+    mask = arith::SelectOp::create(b, loc, valid, mask, noLanes);
+    // Output column of lane 0: the next line's lane `start` is its column 0.
+    Value outColumn = sub(add(mul(nextLine, width), at), index(pitch));
+    storePart(valid, outColumn, mask);
   }
 
   linalg::GenericOp op;
@@ -582,6 +829,8 @@ private:
   Value packedA, packedB;
   /// The elementwise work applied on the tiles before they are stored.
   std::optional<kiln::Epilogue> epilogue;
+  /// An implicit GEMM's shift per row of its window (createTapRowTable).
+  Value tapRowTable;
 };
 
 struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
@@ -593,6 +842,8 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
     module.walk([&](linalg::GenericOp op) {
       if (std::optional<MatmulShape> shape = matchMatmul(op, symbols))
+        matmuls.push_back({op, *shape});
+      else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
         matmuls.push_back({op, *shape});
     });
     for (auto &[op, shape] : matmuls)

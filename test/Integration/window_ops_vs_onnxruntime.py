@@ -3,6 +3,9 @@
 AVX-512 (--mcpu=native on an AVX-512 host) and AVX2 (--mcpu=x86-64-v3)
 tiles, checked against ONNX Runtime:
 
+- dense convolutions as implicit GEMMs over the input laid out with one row
+  pitch (no im2col; the pitch's extra columns dropped when the epilogue
+  stores), with 9 taps unrolled and 49 in a loop over the window's rows;
 - dense convolutions as im2col + matmul with the output channels as rows,
   and with the output pixels as rows (the transposed im2col matrix read in
   place, the filters packed transposed at compile time, then a transposed
@@ -68,8 +71,12 @@ class Case:
         source = source or self.value
         strides = stride if isinstance(stride, list) else [stride, stride]
         pads = pad if isinstance(pad, list) else [pad] * 4
+        # Unit-variance outputs (weights scaled by 1/sqrt(fan-in)), so that
+        # stacked convolutions compare at the same relative tolerance.
+        fan_in = self.channels[source] // group * kernel * kernel
         w = self.constant(f"w{len(self.nodes)}", self.rng.standard_normal(
-            (out_channels, self.channels[source] // group, kernel, kernel)))
+            (out_channels, self.channels[source] // group, kernel, kernel))
+            / np.sqrt(fan_in))
         inputs = [source, w]
         if bias:
             inputs.append(self.constant(f"b{len(self.nodes)}",
@@ -182,6 +189,22 @@ def depthwise_odd_windows():
     return case
 
 
+def implicit_gemm():
+    # Dense convolutions as implicit GEMMs (rows >= 16 wide): 3x3 / 1 with a
+    # residual add and ReLU on the registers (stored as two runs per vector
+    # across the pitch's dropped columns); 3x3 / 2 on odd sizes (a ragged
+    # last panel); a dilated 3x3; then 7x7 / 2 (49 taps: a loop over the
+    # window's rows) without bias, the model's output.
+    case = Case("implicit_gemm", 5, 36)
+    skip = case.value
+    case.conv(5, 3, pad=1)
+    case.op("Relu", [case.op("Add", [case.value, skip])])
+    case.conv(12, 3, stride=2, pad=1)
+    case.conv(12, 3, pad=2, dilation=2)
+    case.conv(7, 7, stride=2, pad=3, bias=False)
+    return case
+
+
 def pools():
     # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
     # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
@@ -199,7 +222,7 @@ def pools():
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         pools]
+         implicit_gemm, pools]
 
 
 def main():

@@ -302,3 +302,85 @@ func.func @result_read_twice(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %y: me
   memref.copy %c, %z : memref<8x32xf32> to memref<8x32xf32>
   return
 }
+
+// -----
+
+#w = affine_map<(n, o, f, c, kh, kw) -> (o, c, kh, kw)>
+#x = affine_map<(n, o, f, c, kh, kw) -> (n, c, f + kh * 18 + kw)>
+#t = affine_map<(n, o, f, c, kh, kw) -> (n, o, f)>
+#id = affine_map<(n, o, h, w) -> (n, o, h, w)>
+#per_channel = affine_map<(n, o, h, w) -> (o, 0, 0)>
+
+// An implicit GEMM (WindowToLinalg's convAsShiftedMatmul): k = (c, kh, kw),
+// B's row for it is channel c's row of X shifted by kh * 18 + kw, read in
+// place: a loop over the 2 channels with the 9 taps unrolled (shifts 0, 1,
+// 2, 18, ... 38). The epilogue reads the first 16 of each 18 columns: each
+// vector is stored as two runs (this line's kept lanes, the next line's),
+// with masks made at run time, the bias added on the registers.
+// CHECK-LABEL: func.func @implicit_gemm
+// CHECK: %[[X:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<2x342xf32>
+// CHECK: %[[Y:.*]] = memref.expand_shape %{{.*}} output_shape [4, 256]
+// CHECK: %[[AP:.*]] = memref.get_global @__constant_shift_w_packed : memref<1x18x8xf32>
+// CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c2{{.*}} step
+// CHECK-COUNT-9: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.create_mask
+// CHECK: vector.maskedstore %[[Y]]
+// CHECK: vector.create_mask
+// CHECK: vector.maskedstore %[[Y]]
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_shift_w : memref<4x2x3x3xf32> = dense<1.0>
+func.func @implicit_gemm(%x: memref<1x2x342xf32>, %bias: memref<4x1x1xf32>, %y: memref<1x4x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_shift_w : memref<4x2x3x3xf32>
+  %t = memref.alloc() : memref<1x4x288xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x4x288xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #t],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%w, %x : memref<4x2x3x3xf32>, memref<1x2x342xf32>) outs(%t : memref<1x4x288xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %lines = memref.expand_shape %t [[0], [1], [2, 3]] output_shape [1, 4, 16, 18] : memref<1x4x288xf32> into memref<1x4x16x18xf32>
+  %kept = memref.subview %lines[0, 0, 0, 0] [1, 4, 16, 16] [1, 1, 1, 1] : memref<1x4x16x18xf32> to memref<1x4x16x16xf32, strided<[1152, 288, 18, 1]>>
+  linalg.generic {indexing_maps = [#id, #per_channel, #id],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%kept, %bias : memref<1x4x16x16xf32, strided<[1152, 288, 18, 1]>>, memref<4x1x1xf32>) outs(%y : memref<1x4x16x16xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %s = arith.addf %v, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#w = affine_map<(o, f, c, kh, kw) -> (o, c, kh, kw)>
+#x = affine_map<(o, f, c, kh, kw) -> (c, f + kh * 22 + kw)>
+#t = affine_map<(o, f, c, kh, kw) -> (o, f)>
+
+// A 7x7 window (49 taps, too many to unroll: they would spill registers),
+// without a batch dim: a loop over the window's 7 rows, each row's shift
+// (a multiple of the pitch, 22) read from a constant table, its 7 taps
+// unrolled. Without an epilogue, C is stored as computed.
+// CHECK: memref.global "private" constant @__kiln_tap_rows : memref<7xindex> = dense<[0, 22, 44, 66, 88, 110, 132]>
+// CHECK-LABEL: func.func @wide_window
+// CHECK: %[[ROWS:.*]] = memref.get_global @__kiln_tap_rows
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step
+// CHECK: scf.for %[[ROW:.*]] = %c0{{.*}} to %c7{{.*}} step
+// CHECK: memref.load %[[ROWS]][%[[ROW]]]
+// CHECK-COUNT-7: vector.fma
+// CHECK-NOT: linalg.generic
+func.func @wide_window(%w: memref<8x3x7x7xf32>, %x: memref<3x500xf32>, %t: memref<8x330xf32>) {
+  linalg.generic {indexing_maps = [#w, #x, #t],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%w, %x : memref<8x3x7x7xf32>, memref<3x500xf32>) outs(%t : memref<8x330xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -376,6 +376,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   codegen.profile = profile;
   codegen.tileRows = target == Target::CPU && !emulateGPU;
   codegen.foldTransposes = !codegen.tileRows;
+  codegen.implicitGemmConvs = codegen.tileRows;
   if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))

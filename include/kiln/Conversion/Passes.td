@@ -16,6 +16,13 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
     type, and function signatures are converted the same way. An op without
     a lowering is reported, all at once, and the pass fails.
   }];
+  let options = [
+    Option<"implicitGemmConvs", "implicit-gemm-convs", "bool",
+           /*default=*/"false",
+           "Dense 2-D f32 convolutions as implicit GEMMs over a laid-out "
+           "input (the CPU target's kiln-lower-matmul reads them) instead "
+           "of im2col + matmul, where little is wasted">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",

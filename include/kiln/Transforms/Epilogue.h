@@ -27,11 +27,19 @@ namespace kiln {
 /// is read as a full tensor of the result's shape, as a vector along the
 /// columns (a matmul's bias), as one value per row (a convolution's bias
 /// over its channels), or as a scalar.
+///
+/// With `allowSlicedLines`, the epilogue may read the result through a
+/// subview that keeps the first `width()` of each line of its last dim
+/// (`pitch()` long): an implicit GEMM's output computed over the input's row
+/// pitch. Its columns are then the kept ones (rows x columns / pitch x
+/// width), and the producer stores each line's kept part where `output()`
+/// holds it.
 class Epilogue {
 public:
   static std::optional<Epilogue> find(mlir::Operation *producer,
                                       mlir::Value result, int64_t rows,
-                                      int64_t columns);
+                                      int64_t columns,
+                                      bool allowSlicedLines = false);
 
   /// Moves the allocations and views between the producer and the epilogue
   /// above the producer, and creates the views `apply` and `output` use, at
@@ -52,6 +60,11 @@ public:
   void erase() { op.erase(); }
 
   mlir::linalg::GenericOp getOp() const { return op; }
+
+  /// The result's line length and the kept part of each line, when the
+  /// epilogue reads it sliced (0 otherwise).
+  int64_t getPitch() const { return pitch; }
+  int64_t getWidth() const { return width; }
 
 private:
   /// How an input is read: the producer's result, a tensor of the result's
@@ -75,6 +88,7 @@ private:
   mlir::Operation *producer = nullptr;
   /// How many leading loops of the epilogue make up the rows.
   unsigned rowLoops = 0;
+  int64_t pitch = 0, width = 0;
   llvm::SmallVector<Input> inputs;
   mlir::Value stored;
 };

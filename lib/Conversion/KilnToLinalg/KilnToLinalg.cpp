@@ -58,9 +58,9 @@ struct KernelOpTypeConversion : public OpConversionPattern<KernelOp> {
     if (failed(getTypeConverter()->convertTypes(kernel.getResultTypes(),
                                                 outputTypes)))
       return failure();
-    auto converted = KernelOp::create(rewriter, kernel.getLoc(),
-                                      kernel.getKind(), adaptor.getInputs(),
-                                      outputTypes);
+    auto converted =
+        KernelOp::create(rewriter, kernel.getLoc(), kernel.getKind(),
+                         adaptor.getInputs(), outputTypes);
     converted->setDiscardableAttrs(kernel->getDiscardableAttrDictionary());
     rewriter.eraseBlock(&converted.getBody().front());
     rewriter.inlineRegionBefore(kernel.getBody(), converted.getBody(),
@@ -103,6 +103,8 @@ LogicalResult checkLowerable(ModuleOp module) {
 
 struct ConvertKilnToLinalgPass
     : public impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  using ConvertKilnToLinalgBase::ConvertKilnToLinalgBase;
+
   void runOnOperation() override {
     if (failed(checkLowerable(getOperation())))
       return signalPassFailure();
@@ -129,7 +131,7 @@ struct ConvertKilnToLinalgPass
     populateContractionToLinalgPatterns(converter, patterns);
     populateReductionToLinalgPatterns(converter, patterns);
     populateDataMovementToLinalgPatterns(converter, patterns);
-    populateWindowToLinalgPatterns(converter, patterns);
+    populateWindowToLinalgPatterns(converter, patterns, implicitGemmConvs);
     populateResizeToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

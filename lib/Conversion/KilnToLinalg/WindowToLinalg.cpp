@@ -343,6 +343,137 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
       SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
 }
 
+/// The layout convAsShiftedMatmul reads a 2-D convolution's input in: per
+/// channel, the padded plane split into strideH x strideW phase planes of
+/// `rows` x `pitch` (one row more than the window reads, so every shifted
+/// read of a whole output plane stays inside), flattened.
+struct ShiftedLayout {
+  int64_t strideH, strideW, dilationH, dilationW, rows, pitch;
+
+  ShiftedLayout(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial)
+      : strideH(strides[0]), strideW(strides[1]), dilationH(dilations[0]),
+        dilationW(dilations[1]) {
+    int64_t paddedH =
+        (outSpatial[0] - 1) * strideH + (kernel[0] - 1) * dilationH + 1;
+    int64_t paddedW =
+        (outSpatial[1] - 1) * strideW + (kernel[1] - 1) * dilationW + 1;
+    rows = llvm::divideCeil(paddedH, strideH) + 1;
+    pitch = llvm::divideCeil(paddedW, strideW);
+  }
+  int64_t length() const { return strideH * strideW * rows * pitch; }
+  /// The offset tap (kh, kw) reads at, from the output's position f = oh *
+  /// pitch + ow: its phase plane, then (kh * dh / sh) rows and (kw * dw /
+  /// sw) columns on.
+  AffineExpr tapOffset(AffineExpr kh, AffineExpr kw) const {
+    AffineExpr r = kh * dilationH, c = kw * dilationW;
+    return r % strideH * (strideW * rows * pitch) +
+           c % strideW * (rows * pitch) + r.floorDiv(strideH) * pitch +
+           c.floorDiv(strideW);
+  }
+};
+
+/// Whether a 2-D convolution computed over the input's row pitch (the
+/// columns past the output's width computed and dropped) wastes little:
+/// at most 1/8 more columns than the output has, and rows at least 16 wide
+/// (kiln-lower-matmul stores a vector's kept lanes as two runs).
+bool shiftedMatmulPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                       ArrayRef<int64_t> dilations,
+                       ArrayRef<int64_t> outSpatial) {
+  if (kernel.size() != 2 || kernel[0] * kernel[1] == 1 || outSpatial[1] < 16)
+    return false;
+  ShiftedLayout layout(kernel, strides, dilations, outSpatial);
+  return layout.pitch * 8 <= outSpatial[1] * 9;
+}
+
+/// A dense 2-D f32 convolution as an implicit GEMM: no im2col matrix. The
+/// input is laid out per channel (ShiftedLayout) so that, with the output
+/// computed at positions f = oh * pitch + ow, the tap (kh, kw) of channel c
+/// reads X[n][c][f + G(kh, kw)]: row (c, kh, kw) of the GEMM's B is the
+/// channel's row shifted by a constant, which kiln-lower-matmul reads in
+/// place. T[n][o][f] = sum W[o][c][kh][kw] * X[n][c][f + G(kh, kw)]; the
+/// output is T's first OW columns of each row of the pitch.
+Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
+                          RankedTensorType type, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads) {
+  MLIRContext *context = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> kernel =
+      cast<RankedTensorType>(filter.getType()).getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+  ShiftedLayout layout(kernel, strides, dilations, outSpatial);
+  int64_t batch = type.getDimSize(0), channels = inputType.getDimSize(1);
+  Type elementType = type.getElementType();
+  Value zero = detail::scalarConstant(b, loc, elementType, 0);
+  // [N, C, sh, sw, rows, pitch]: zeros, then each phase's input pixels.
+  SmallVector<int64_t> split = {batch,          channels,    layout.strideH,
+                                layout.strideW, layout.rows, layout.pitch};
+  Value laidOut = detail::filledTensor(
+      b, loc, RankedTensorType::get(split, elementType), zero);
+  int64_t limits[2] = {layout.strideH * (layout.rows - 1),
+                       layout.strideW * layout.pitch};
+  for (int64_t ph = 0; ph < strides[0]; ++ph)
+    for (int64_t pw = 0; pw < strides[1]; ++pw) {
+      // Input rows y with (y + top) mod sh == ph, within the padded extent
+      // the window reads; the same for columns.
+      int64_t phase[2] = {ph, pw}, first[2], count[2], at[2];
+      for (int d = 0; d < 2; ++d) {
+        int64_t in = inputType.getDimSize(2 + d);
+        int64_t used = std::min(in, limits[d] - pads[d]);
+        first[d] =
+            ((phase[d] - pads[d]) % strides[d] + strides[d]) % strides[d];
+        count[d] =
+            used > first[d] ? llvm::divideCeil(used - first[d], strides[d]) : 0;
+        at[d] = (first[d] + pads[d]) / strides[d];
+      }
+      if (!count[0] || !count[1])
+        continue;
+      SmallVector<int64_t> sliceShape = {batch, channels, count[0], count[1]};
+      Value pixels = tensor::ExtractSliceOp::create(
+          b, loc, RankedTensorType::get(sliceShape, elementType), input,
+          ValueRange{}, ValueRange{}, ValueRange{},
+          b.getDenseI64ArrayAttr({0, 0, first[0], first[1]}),
+          b.getDenseI64ArrayAttr(sliceShape),
+          b.getDenseI64ArrayAttr({1, 1, strides[0], strides[1]}));
+      laidOut = tensor::InsertSliceOp::create(
+          b, loc, pixels, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
+          b.getDenseI64ArrayAttr({0, 0, ph, pw, at[0], at[1]}),
+          b.getDenseI64ArrayAttr({batch, channels, 1, 1, count[0], count[1]}),
+          b.getDenseI64ArrayAttr({1, 1, 1, 1, 1, 1}));
+    }
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, laidOut,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}});
+  // Loops: n, o, f, c, kh, kw.
+  int64_t positions = outSpatial[0] * layout.pitch;
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(6, 0, {d(1), d(3), d(4), d(5)}, context),
+      AffineMap::get(6, 0, {d(0), d(3), d(2) + layout.tapOffset(d(4), d(5))},
+                     context),
+      AffineMap::get(6, 0, {d(0), d(1), d(2)}, context)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.append(3, utils::IteratorType::reduction);
+  auto productType = RankedTensorType::get(
+      {batch, type.getDimSize(1), positions}, elementType);
+  Value product =
+      linalg::GenericOp::create(b, loc, productType, ValueRange{filter, rows},
+                                detail::filledTensor(b, loc, productType, zero),
+                                maps, iterators, detail::multiplyAccumulate)
+          .getResult(0);
+  // The output: the first OW columns of each row of the pitch.
+  SmallVector<int64_t> pitched = {batch, type.getDimSize(1), outSpatial[0],
+                                  layout.pitch};
+  Value planes = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(pitched, elementType), product,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  return tensor::ExtractSliceOp::create(b, loc, type, planes, ValueRange{},
+                                        ValueRange{}, ValueRange{},
+                                        b.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                                        b.getDenseI64ArrayAttr(type.getShape()),
+                                        b.getDenseI64ArrayAttr({1, 1, 1, 1}));
+}
+
 /// The maps of a window op's loop nest over `n` spatial dims: the input's,
 /// the filter's (or the window's) `kernelPrefix` then the kernel dims from
 /// `firstKernel`, the output's `outPrefix` then its spatial dims from
@@ -431,7 +562,9 @@ Value depthwiseConv2D(OpBuilder &b, Location loc, Value padded, Value filter,
 }
 
 struct ConvToLinalg : public OpConversionPattern<ConvOp> {
-  using OpConversionPattern::OpConversionPattern;
+  ConvToLinalg(TypeConverter &converter, MLIRContext *context,
+               bool implicitGemm)
+      : OpConversionPattern(converter, context), implicitGemm(implicitGemm) {}
 
   LogicalResult
   matchAndRewrite(ConvOp op, OpAdaptor adaptor,
@@ -440,16 +573,27 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     auto type = cast<RankedTensorType>(op.getType());
     auto filterType = cast<RankedTensorType>(op.getFilter().getType());
     ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
-    size_t n = kernel.size();
     int64_t groups = static_cast<int64_t>(op.getGroups());
     bool depthwise =
         isDepthwise2D(type, cast<RankedTensorType>(op.getInput().getType()),
                       filterType, groups);
+    Type elementType = type.getElementType();
+    ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+    bool shifted = implicitGemm && groups == 1 && elementType.isF32() &&
+                   !pixelsAsRows(op) &&
+                   shiftedMatmulPays(kernel, op.getStrides(), op.getDilations(),
+                                     outSpatial);
+    if (shifted) {
+      Value result = convAsShiftedMatmul(
+          rewriter, loc, adaptor.getInput(), adaptor.getFilter(), type,
+          op.getStrides(), op.getDilations(), op.getPads());
+      rewriter.replaceOp(op, addBias(rewriter, loc, result, adaptor.getBias()));
+      return success();
+    }
     WindowInput input = prepareWindowInput(
         rewriter, loc, adaptor.getInput(), kernel, op.getStrides(),
-        op.getDilations(), op.getPads(), type.getShape().drop_front(2), 0.0,
+        op.getDilations(), op.getPads(), outSpatial, 0.0,
         /*splitStridedRows=*/!depthwise);
-    Type elementType = type.getElementType();
     Value result;
     if (depthwise)
       result = depthwiseConv2D(rewriter, loc, input.value, adaptor.getFilter(),
@@ -461,24 +605,45 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     else
       result = convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
                            op.getStrides(), op.getDilations(), groups);
-    if (Value bias = adaptor.getBias()) {
-      // [O] -> [O, 1, ..., 1] so it broadcasts over the spatial dims.
-      SmallVector<int64_t> biasShape(n + 1, 1);
-      biasShape[0] = type.getDimSize(1);
-      auto biasType = RankedTensorType::get(biasShape, elementType);
-      SmallVector<ReassociationIndices> reassociation = {
-          llvm::to_vector(llvm::seq<int64_t>(0, n + 1))};
-      Value shaped = tensor::ExpandShapeOp::create(rewriter, loc, biasType,
-                                                   bias, reassociation);
-      result = detail::elementwiseGeneric(
-          rewriter, loc, ValueRange{result, shaped}, type,
-          [](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return arith::AddFOp::create(b, l, args[0], args[1]);
-          });
-    }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, addBias(rewriter, loc, result, adaptor.getBias()));
     return success();
   }
+
+private:
+  /// Whether convAsMatmul would put the output pixels as the rows.
+  static bool pixelsAsRows(ConvOp op) {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
+    int64_t pixels = 1, reduction = 1;
+    for (int64_t p : type.getShape().drop_front(2))
+      pixels *= p;
+    for (int64_t k : filterType.getShape().drop_front(1))
+      reduction *= k;
+    return isConstantFilter(op.getFilter()) &&
+           pixelsAsRowsPays(type.getDimSize(1), pixels, reduction);
+  }
+
+  /// `result` plus the bias [O], broadcast over the spatial dims.
+  static Value addBias(OpBuilder &b, Location loc, Value result, Value bias) {
+    if (!bias)
+      return result;
+    auto type = cast<RankedTensorType>(result.getType());
+    size_t n = type.getRank() - 2;
+    SmallVector<int64_t> biasShape(n + 1, 1);
+    biasShape[0] = type.getDimSize(1);
+    auto biasType = RankedTensorType::get(biasShape, type.getElementType());
+    SmallVector<ReassociationIndices> reassociation = {
+        llvm::to_vector(llvm::seq<int64_t>(0, n + 1))};
+    Value shaped =
+        tensor::ExpandShapeOp::create(b, loc, biasType, bias, reassociation);
+    return detail::elementwiseGeneric(
+        b, loc, ValueRange{result, shaped}, type,
+        [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, l, args[0], args[1]);
+        });
+  }
+
+  bool implicitGemm;
 };
 
 /// The number of input (or padded-input) elements each output window of a
@@ -638,10 +803,12 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
 } // namespace
 
 void populateWindowToLinalgPatterns(TypeConverter &converter,
-                                    RewritePatternSet &patterns) {
-  patterns.add<ConvToLinalg, PoolToGeneric<MaxPoolOp, true>,
-               PoolToGeneric<AvgPoolOp, false>>(converter,
-                                                patterns.getContext());
+                                    RewritePatternSet &patterns,
+                                    bool implicitGemmConvs) {
+  patterns.add<ConvToLinalg>(converter, patterns.getContext(),
+                             implicitGemmConvs);
+  patterns.add<PoolToGeneric<MaxPoolOp, true>, PoolToGeneric<AvgPoolOp, false>>(
+      converter, patterns.getContext());
 }
 
 } // namespace kiln

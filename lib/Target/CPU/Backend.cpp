@@ -193,7 +193,7 @@ void buildKernelPipeline(OpPassManager &pm) {
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
-  pm.addPass(createConvertKilnToLinalg());
+  pm.addPass(createConvertKilnToLinalg({options.implicitGemmConvs}));
   pm.addPass(createFuseElementwise());
   if (options.tileRows)
     pm.addPass(createTileRows());

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg="implicit-gemm-convs=true" | FileCheck %s --check-prefix=IGEMM
 
 // A grouped convolution is one loop nest: a reduction over (c, kh, kw) for 2
 // groups of 2 channels; the window loops (kh, kw) innermost, for
@@ -219,4 +220,57 @@ func.func @short_reduction_keeps_channels_as_rows(%x: tensor<1x8x7x7xf32>) -> te
 func.func @runtime_filters(%x: tensor<1x64x7x7xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32> {
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
   return %0 : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// With implicit-gemm-convs (the CPU target), a dense 3x3 convolution whose
+// rows are 16 wide is an implicit GEMM: the input is laid out per channel
+// with a row pitch of 18 (16 + the pads) and one spare row (19 x 18 = 342),
+// and tap (kh, kw) of channel c reads X[n][c][f + kh * 18 + kw] for the
+// output at position f = oh * 18 + ow; the output is the first 16 columns of
+// each of the 16 rows of 18, the bias added after.
+// IGEMM-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d3, d4, d5)>
+// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 18 + d5)>
+// IGEMM-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
+// IGEMM-LABEL: func.func @implicit_gemm
+// IGEMM: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x4x1x1x19x18xf32>
+// IGEMM: %[[LAID:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 4, 1, 1, 16, 16]
+// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %[[LAID]] {{.*}} into tensor<1x4x342xf32>
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %[[ROWS]] : tensor<8x4x3x3xf32>, tensor<1x4x342xf32>) outs(%{{.*}} : tensor<1x8x288xf32>)
+// IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[T]] {{.*}} output_shape [1, 8, 16, 18]
+// IGEMM: %[[Y:.*]] = tensor.extract_slice %[[LINES]][0, 0, 0, 0] [1, 8, 16, 16] [1, 1, 1, 1]
+// IGEMM: linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<1x8x16x16xf32>, tensor<8x1x1xf32>)
+func.func @implicit_gemm(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = kiln.conv %x, %w, %b strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x4x16x16xf32>, tensor<8x4x3x3xf32>, tensor<8xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// At stride 2 the input is split into 2 x 2 phase planes of 18 x 17 (row
+// and column parities, each filled from a strided slice of the input), and
+// a tap reads its phase plane: ((kh mod 2) * 2 + kw mod 2) * 306 + (kh / 2)
+// * 17 + kw / 2 on from f.
+// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + (d4 mod 2) * 612 + (d5 mod 2) * 306 + (d4 floordiv 2) * 17 + d5 floordiv 2)>
+// IGEMM-LABEL: func.func @implicit_gemm_strided
+// IGEMM: %[[ODD_COLUMNS:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [1, 2, 17, 16] [1, 1, 2, 2]
+// IGEMM: tensor.insert_slice %[[ODD_COLUMNS]] into %{{.*}}[0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 17, 16]
+// IGEMM: tensor.collapse_shape {{.*}} into tensor<1x2x1224xf32>
+// IGEMM: linalg.generic {indexing_maps = [#{{.*}}, #[[X]], #{{.*}}]
+// IGEMM: tensor.extract_slice %{{.*}}[0, 0, 0, 0] [1, 8, 16, 16] [1, 1, 1, 1] : tensor<1x8x16x17xf32> to tensor<1x8x16x16xf32>
+func.func @implicit_gemm_strided(%x: tensor<1x2x33x33xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x2x33x33xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// Rows narrower than 16 (here 7) keep im2col + matmul.
+// IGEMM-LABEL: func.func @narrow_rows_keep_im2col
+// IGEMM-NOT: "reduction", "reduction", "reduction"
+// IGEMM: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @narrow_rows_keep_im2col(%x: tensor<1x4x7x7xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x4x7x7xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  return %0 : tensor<1x8x7x7xf32>
 }

@@ -21,8 +21,13 @@ void populateContractionToLinalgPatterns(mlir::TypeConverter &converter,
                                          mlir::RewritePatternSet &patterns);
 void populateReductionToLinalgPatterns(mlir::TypeConverter &converter,
                                        mlir::RewritePatternSet &patterns);
+/// `implicitGemmConvs`: dense 2-D f32 convolutions as implicit GEMMs over a
+/// laid-out input (kiln-lower-matmul reads their B rows in place) where
+/// that wastes little, rather than im2col + matmul (for the CPU target;
+/// device targets hand im2col matmuls to their GEMM libraries).
 void populateWindowToLinalgPatterns(mlir::TypeConverter &converter,
-                                    mlir::RewritePatternSet &patterns);
+                                    mlir::RewritePatternSet &patterns,
+                                    bool implicitGemmConvs = false);
 void populateResizeToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 void populateDataMovementToLinalgPatterns(mlir::TypeConverter &converter,

@@ -105,6 +105,9 @@ struct CodegenOptions {
   /// Tile reduction kernels by rows into thread-pool loops (kiln-tile-rows);
   /// off for device targets, which map loops to threads themselves.
   bool tileRows = true;
+  /// Dense convolutions as implicit GEMMs (convert-kiln-to-linalg's
+  /// implicit-gemm-convs): for the CPU, whose kiln-lower-matmul reads them.
+  bool implicitGemmConvs = false;
   /// Read transposed operands through permuted maps (kiln-fold-transposes):
   /// for device targets, whose GEMMs take any strides.
   bool foldTransposes = false;
