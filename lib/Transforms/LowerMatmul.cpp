@@ -51,6 +51,11 @@ constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
 /// The most taps of an implicit GEMM's window unrolled in its k loop.
 constexpr int64_t kMaxUnrolledTaps = 16;
 
+/// Reductions this short make work items sweep a row tile along C's rows
+/// (emitTilesAlongRows), each over this many panels.
+constexpr int64_t kShortReduction = 64;
+constexpr int64_t kPanelsPerSweep = 16;
+
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
@@ -521,18 +526,34 @@ private:
   }
 
   /// Every MR x NR tile of C for one batch, as one parallel loop over work
-  /// items: (panel of B, block of row tiles) pairs, panel-major, so the
-  /// items one thread runs in a row share their B panel in cache.
+  /// items. Usually an item is (panel of B, block of row tiles whose packed
+  /// A fits in L2), numbered panel-major, so the items one thread runs in a
+  /// row share their B panel in cache. When the reduction is short (K <=
+  /// kShortReduction: a 1x1 convolution over 16 or 32 channels), a tile is
+  /// mostly its stores, and those items would write C in pieces of MR rows x
+  /// NR columns N * 4 bytes apart (a page per row and item): an item is then
+  /// (row tile, kPanelsPerSweep panels), written along C's rows, with B (K x
+  /// NR per panel) staying in L2 between the row tiles.
   void emitTiles(Value batch) {
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
-    int64_t fullTiles = shape.m / mr, fullPanels = shape.n / nr;
-    int64_t tileBytes = shape.k * mr * 4;
-    int64_t tilesPerBlock = std::max<int64_t>(1, kRowBlockBytes / tileBytes);
-    int64_t blocks =
-        std::max<int64_t>(1, llvm::divideCeil(mTiles, tilesPerBlock));
+    bool alongRows = shape.k <= kShortReduction;
+    // Each item fixes one unit (a panel, or along rows a row tile) and
+    // sweeps a range of the other (row tiles, or panels); the last unit of
+    // each may be ragged.
+    int64_t fixedUnits = alongRows ? mTiles : nPanels;
+    int64_t fixedFull = alongRows ? shape.m / mr : shape.n / nr;
+    int64_t fixedRagged = alongRows ? shape.m % mr : shape.n % nr;
+    int64_t sweptUnits = alongRows ? nPanels : mTiles;
+    int64_t sweptFull = alongRows ? shape.n / nr : shape.m / mr;
+    int64_t sweptRagged = alongRows ? shape.n % nr : shape.m % mr;
+    int64_t perItem =
+        alongRows ? kPanelsPerSweep
+                  : std::max<int64_t>(1, kRowBlockBytes / (shape.k * mr * 4));
+    int64_t groups =
+        std::max<int64_t>(1, llvm::divideCeil(sweptUnits, perItem));
     auto items = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
-                                         ValueRange{index(nPanels * blocks)},
+                                         ValueRange{index(fixedUnits * groups)},
                                          ValueRange{index(1)});
     // The tile loops have dynamic bounds, so tell the outliner the work:
     // one innermost iteration per vector FMA.
@@ -541,36 +562,44 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
-    Value panel = arith::DivUIOp::create(b, loc, item, index(blocks));
-    Value block = arith::RemUIOp::create(b, loc, item, index(blocks));
-    Value firstTile = mul(block, tilesPerBlock);
-    Value endTile = arith::MinSIOp::create(
-        b, loc, add(firstTile, tilesPerBlock), index(fullTiles));
-    auto rowsOfPanel = [&](int64_t width) {
-      forLoop(firstTile, endTile, 1, [&](Value tile) {
-        emitTile(tile, mr, panel, width, batch, rowBase);
-      });
-      if (shape.m % mr == 0)
+    Value fixed = arith::DivUIOp::create(b, loc, item, index(groups));
+    Value group = arith::RemUIOp::create(b, loc, item, index(groups));
+    Value first = mul(group, perItem);
+    Value end =
+        arith::MinSIOp::create(b, loc, add(first, perItem), index(sweptFull));
+    auto tile = [&](Value fixedUnit, int64_t fixedSize, Value sweptUnit,
+                    int64_t sweptSize) {
+      if (alongRows)
+        emitTile(fixedUnit, fixedSize, sweptUnit, sweptSize, batch, rowBase);
+      else
+        emitTile(sweptUnit, sweptSize, fixedUnit, fixedSize, batch, rowBase);
+    };
+    auto sweep = [&](int64_t fixedSize) {
+      int64_t sweptSize = alongRows ? nr : mr;
+      forLoop(first, end, 1,
+              [&](Value unit) { tile(fixed, fixedSize, unit, sweptSize); });
+      if (!sweptRagged)
         return;
-      // The ragged last tile belongs to the last block.
-      Value lastBlock = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              block, index(blocks - 1));
-      auto tail = scf::IfOp::create(b, loc, lastBlock, /*withElse=*/false);
+      // The ragged last unit belongs to the last group.
+      Value lastGroup = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              group, index(groups - 1));
+      auto tail = scf::IfOp::create(b, loc, lastGroup, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(tail.thenBlock()->getTerminator());
-      emitTile(index(fullTiles), shape.m % mr, panel, width, batch, rowBase);
+      tile(fixed, fixedSize, index(sweptFull), sweptRagged);
     };
-    if (shape.n % nr == 0) {
-      rowsOfPanel(nr);
+    int64_t fixedSize = alongRows ? mr : nr;
+    if (!fixedRagged) {
+      sweep(fixedSize);
       return;
     }
-    Value fullPanel = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            panel, index(fullPanels));
-    auto choice = scf::IfOp::create(b, loc, fullPanel, /*withElse=*/true);
+    Value isFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         fixed, index(fixedFull));
+    auto choice = scf::IfOp::create(b, loc, isFull, /*withElse=*/true);
     b.setInsertionPoint(choice.thenBlock()->getTerminator());
-    rowsOfPanel(nr);
+    sweep(fixedSize);
     b.setInsertionPoint(choice.elseBlock()->getTerminator());
-    rowsOfPanel(shape.n % nr);
+    sweep(fixedRagged);
   }
 
   /// C[rows of tile][cols of panel] += Ap[tile] * Bp[panel], the tile held

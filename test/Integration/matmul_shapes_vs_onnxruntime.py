@@ -5,9 +5,9 @@ AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
 than the tile, a masked last vector, a panel narrower than one vector),
 K = 1, weights packed at compile time and B packed per call, a batch of A
 against shared weights (one tall matmul), batched A x batched B (attention)
-and a shared A against batched B, a matmul with a fused epilogue, and
-matmuls big enough to run on the thread pool (each case runs on 1 and 2
-threads).
+and a shared A against batched B, a matmul with a fused epilogue, a short
+reduction whose work items sweep along C's rows, and matmuls big enough to
+run on the thread pool (each case runs on 1 and 2 threads).
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -72,6 +72,10 @@ CASES = [
     # Enough work for the tile loop to be split across the thread pool.
     ("threaded", [100, 256], [256, 200], True, False),
     ("threaded_runtime_b", [2, 40, 256], [2, 256, 72], False, False),
+    # A short reduction (K <= 64): work items sweep a row tile along 16
+    # panels; 35 panels make 3 groups, the last with the ragged panel, and
+    # 21 rows a ragged tile; with a fused epilogue, on the thread pool.
+    ("short_k_row_sweeps", [21, 24], [24, 1100], True, True),
 ]
 
 

@@ -384,3 +384,35 @@ func.func @wide_window(%w: memref<8x3x7x7xf32>, %x: memref<3x500xf32>, %t: memre
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A short reduction (K = 16 <= 64): each work item sweeps one row tile
+// along 16 panels, so C is written along its rows. 20 rows are 3 tiles (the
+// last of 4 rows), 600 columns 19 panels (the last of 24) in 2 groups: 6
+// items; the ragged panel belongs to the last group.
+// CHECK-LABEL: func.func @short_reduction
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c6{{.*}}) step
+// CHECK: %[[TILE:.*]] = arith.divui %[[ITEM]], %c2
+// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c2
+// CHECK: arith.cmpi ult, %[[TILE]], %c2
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
+// CHECK: arith.cmpi eq, %[[GROUP]], %c1
+// CHECK: vector.maskedstore
+memref.global "private" constant @__constant_short_w : memref<16x600xf32> = dense<1.0>
+func.func @short_reduction(%a: memref<20x16xf32>, %c: memref<20x600xf32>) {
+  %w = memref.get_global @__constant_short_w : memref<16x600xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<20x16xf32>, memref<16x600xf32>) outs(%c : memref<20x600xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
