@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# GEMM microbenchmarks (Google Benchmark): the GEMM shapes of bench/models.py
-# (BERT, GPT-2, MLP and square classes), compiled by kiln for AVX-512 (the
-# host) and for AVX2 (--mcpu=x86-64-v3), run on 1 and 2 threads; GFLOP/s and
-# % of the measured single-core FMA peak per thread as counters.
+# Contraction microbenchmarks (Google Benchmark): the GEMM shapes of
+# bench/models.py (BERT, GPT-2, MLP and square classes) and its convolution
+# layer classes (ResNet and MobileNetV2 layers: bench/models.py LAYERS),
+# compiled by kiln for AVX-512 (the host) and for AVX2 (--mcpu=x86-64-v3),
+# run on 1 and 2 threads; GFLOP/s and % of the measured single-core FMA peak
+# per thread as counters.
 #   bench/micro.sh [Google Benchmark flags, e.g. --benchmark_filter=768]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,12 +13,15 @@ cd "$root"
 scripts/build.sh kiln-compile kiln-gemm-benchmark >/dev/null
 work=build/bench/micro
 mkdir -p "$work"
-# The GEMM models of the benchmark suite (generated into its cache).
-gemms=$(python3 - <<'PY'
+# The GEMM models of the benchmark suite and the convolution layers
+# (generated into its cache), each as PATH=FLOPS.
+cases=$(python3 - <<'PY'
 import sys
 sys.path.insert(0, "bench")
 import models
-print(" ".join(models.ensure_model(spec)["onnx"] for spec in models.select_models("^gemm-")))
+specs = models.select_models("^gemm-") + models.select_layers()
+print(" ".join(f"{meta['onnx']}={meta['flops']}"
+               for meta in map(models.ensure_model, specs)))
 PY
 )
 # The measured single-core FMA peak: the probe's last result, or a new run.
@@ -34,13 +39,15 @@ print(probe["peak_gflops"][probe["isa"]]["1"])
 PY
 )
 libraries=()
-for onnx in $gemms; do
+for case in $cases; do
+  onnx=${case%=*}
+  flops=${case##*=}
   name=$(basename "$onnx" .onnx)
   for cpu in native x86-64-v3; do
     tag=$([[ $cpu == native ]] && echo avx512 || echo avx2)
     so="$work/$name.$tag.so"
     build/bin/kiln-compile "$onnx" --mcpu=$cpu -o "$so"
-    libraries+=("$so")
+    libraries+=("$so=$flops")
   done
 done
 build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" "$@"

@@ -329,6 +329,19 @@ def matmul(m: int, k: int, n: int) -> Callable[[int], onnx.ModelProto]:
     return build
 
 
+def conv_layer(c_in: int, c_out: int, kernel: int, stride: int, groups: int,
+               size: int) -> Callable[[int], onnx.ModelProto]:
+    """One convolution with bias over [batch, c_in, size, size] ('same'
+    padding), as the CNNs above have it: a layer class for the
+    microbenchmarks."""
+    def build(batch: int) -> onnx.ModelProto:
+        g = GraphBuilder(f"conv_{c_in}x{c_out}_k{kernel}s{stride}g{groups}_{size}", seed=12)
+        x = g.input("x", [batch, c_in, size, size])
+        g.output(conv(g, x, c_in, c_out, kernel, stride, groups), "y")
+        return g.build()
+    return build
+
+
 @dataclass(frozen=True)
 class BenchModel:
     name: str
@@ -374,6 +387,26 @@ MODELS = [
                  smoke=(m * k * n <= 128 * 768 * 768))
       for m, k, n in ((128, 768, 768), (128, 768, 3072), (128, 3072, 768),
                       (64, 1024, 4096), (512, 512, 512), (1024, 1024, 1024))],
+]
+
+
+# The convolution layer classes of the CNNs above, for the microbenchmarks
+# (bench/micro.sh); not part of the side-by-side run.
+LAYERS = [
+    BenchModel(f"conv-{name}", 1, conv_layer(c_in, c_out, k, s, g, size), description)
+    for name, c_in, c_out, k, s, g, size, description in (
+        ("resnet-stem", 3, 64, 7, 2, 1, 224, "ResNet stem 7x7/2, 3 -> 64 at 224"),
+        ("resnet-3x3-56", 64, 64, 3, 1, 1, 56, "ResNet 3x3, 64 -> 64 at 56"),
+        ("resnet-3x3s2-56", 64, 128, 3, 2, 1, 56, "ResNet 3x3/2, 64 -> 128 at 56"),
+        ("resnet-3x3-14", 256, 256, 3, 1, 1, 14, "ResNet 3x3, 256 -> 256 at 14"),
+        ("resnet-3x3-7", 512, 512, 3, 1, 1, 7, "ResNet 3x3, 512 -> 512 at 7"),
+        ("mobilenet-1x1-112", 16, 96, 1, 1, 1, 112, "MobileNetV2 1x1, 16 -> 96 at 112"),
+        ("mobilenet-dw-s2-112", 96, 96, 3, 2, 96, 112,
+         "MobileNetV2 depthwise 3x3/2, 96 channels at 112"),
+        ("mobilenet-dw-14", 384, 384, 3, 1, 384, 14,
+         "MobileNetV2 depthwise 3x3, 384 channels at 14"),
+        ("mobilenet-1x1-7", 960, 160, 1, 1, 1, 7, "MobileNetV2 1x1, 960 -> 160 at 7"),
+    )
 ]
 
 
@@ -484,6 +517,12 @@ def ensure_model(spec: BenchModel, cache_dir: str = DEFAULT_CACHE_DIR) -> dict:
     with open(meta_path, "w") as f:
         json.dump(meta, f, indent=1)
     return meta
+
+
+def select_layers(pattern: str = "") -> list:
+    """The microbenchmarks' convolution layers whose key matches `pattern`."""
+    regex = re.compile(pattern)
+    return [m for m in LAYERS if regex.search(m.key)]
 
 
 def select_models(pattern: str = "", smoke: bool = False) -> list:

@@ -1,12 +1,15 @@
-//===- gemm_benchmark.cpp - GEMM microbenchmarks (Google Benchmark) -------===//
+//===- gemm_benchmark.cpp - contraction microbenchmarks (Google Benchmark) ===//
 //
-// Times compiled GEMM models (bench/models.py's gemm-MxKxN models, built by
-// bench/micro.sh with kiln-compile for AVX-512 and for AVX2) through the C++
-// runtime wrapper, on 1 and 2 threads, and reports GFLOP/s and the share of
-// the measured FMA peak as counters. Timing only: correctness is checked by
-// the benchmark runner and the matmul tests.
+// Times compiled contraction models (bench/models.py's gemm-MxKxN models and
+// its convolution layers, built by bench/micro.sh with kiln-compile for
+// AVX-512 and for AVX2) through the C++ runtime wrapper, on 1 and 2 threads,
+// and reports GFLOP/s and the share of the measured FMA peak as counters.
+// Timing only: correctness is checked by the benchmark runner and the
+// matmul and window-op tests.
 //
-// Usage: kiln-gemm-benchmark --peak-gflops=117 MODEL.so... [benchmark flags]
+// Usage: kiln-gemm-benchmark --peak-gflops=117 MODEL.so[=FLOPS]...
+//        [benchmark flags]
+// FLOPS is the model's work per run; without it, a GEMM's 2*M*N*K.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +41,8 @@ void runGemm(benchmark::State &state, GemmCase *gemm) {
   kiln::Context context(*gemm->model, threads);
   std::vector<kiln::Tensor> in, out;
   for (size_t i = 0; i < gemm->inputs.size(); ++i)
-    in.push_back(kiln::Tensor::of(gemm->model->input(i), gemm->inputs[i].data()));
+    in.push_back(
+        kiln::Tensor::of(gemm->model->input(i), gemm->inputs[i].data()));
   for (size_t i = 0; i < gemm->outputs.size(); ++i)
     out.push_back(
         kiln::Tensor::of(gemm->model->output(i), gemm->outputs[i].data()));
@@ -47,9 +51,9 @@ void runGemm(benchmark::State &state, GemmCase *gemm) {
   state.counters["GFLOP/s"] = benchmark::Counter(
       gemm->flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   if (peakPerThread > 0)
-    state.counters["%peak"] = benchmark::Counter(
-        100 * gemm->flops * 1e-9 / (peakPerThread * threads),
-        benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["%peak"] =
+        benchmark::Counter(100 * gemm->flops * 1e-9 / (peakPerThread * threads),
+                           benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// 2*M*N*K from the model's first input [M, K] and output [M, N].
@@ -70,8 +74,13 @@ int main(int argc, char **argv) {
     }
     auto gemm = std::make_unique<GemmCase>();
     gemm->path = argv[i];
+    size_t equals = gemm->path.rfind('=');
+    if (equals != std::string::npos) {
+      gemm->flops = std::atof(gemm->path.c_str() + equals + 1);
+      gemm->path.resize(equals);
+    }
     try {
-      gemm->model = std::make_unique<kiln::Model>(argv[i]);
+      gemm->model = std::make_unique<kiln::Model>(gemm->path);
     } catch (const kiln::Error &e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 1;
@@ -80,7 +89,8 @@ int main(int argc, char **argv) {
       gemm->inputs.emplace_back(info.elements(), 0.5f);
     for (const kiln::TensorInfo &info : gemm->model->outputs())
       gemm->outputs.emplace_back(info.elements());
-    gemm->flops = flopsOf(*gemm->model);
+    if (gemm->flops <= 0)
+      gemm->flops = flopsOf(*gemm->model);
     std::string name = gemm->path.substr(gemm->path.rfind('/') + 1);
     benchmark::RegisterBenchmark(name.c_str(), runGemm, gemm.get())
         ->ArgName("threads")
