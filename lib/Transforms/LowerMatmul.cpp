@@ -6,7 +6,8 @@
 // MR scalars of A and issues MR x NR/lanes FMAs, which saturates both FMA
 // pipes. Operands are packed so every load in the k loop is contiguous:
 //  * B into panels Bp[N/NR][K][NR] (zero-padded), at compile time when B is
-//    a constant (the weights);
+//    a constant (the weights), and a constant A (a convolution's filters)
+//    into row tiles Ap[M/MR][K][MR];
 //  * a B computed at run time, and A, are packed on every call (into an
 //    arena buffer) only when reading them in place would hurt: a row pitch
 //    that is a multiple of 2 KiB puts the rows a tile reads in the same L1
@@ -15,9 +16,16 @@
 // C stays row-major. The tiles are computed by one parallel loop over
 // (panel of B, block of row tiles whose packed A fits in L2) items, which
 // kiln-outline-parallel-loops hands to the thread pool.
+// (With a short K, items sweep one row tile along several panels instead,
+// so C is written along its rows.)
 // Ragged M gets a tile with fewer rows, ragged N a panel whose last vector is
 // stored with a mask. Batched matmuls loop over the batch; a batch of A
 // against an unbatched B is one matmul with batch * M rows.
+// A convolution as an implicit GEMM (WindowToLinalg's convAsShiftedMatmul)
+// is the same kernel whose B row for k = (channel, tap) is the channel's
+// laid-out input shifted by the tap's constant offset, read in place.
+// Elementwise work after the matmul (bias, activation, residual) is applied
+// on the registers before the store (kiln::Epilogue).
 //
 //===----------------------------------------------------------------------===//
 

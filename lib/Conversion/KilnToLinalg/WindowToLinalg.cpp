@@ -1,17 +1,20 @@
 //===- WindowToLinalg.cpp - kiln conv and pooling to linalg ---------------===//
 //
-// Convolution and pooling over N spatial dims: the input is padded first
-// (with 0 or -inf, plus the extra trailing rows ceil_mode needs), and when
-// the window strides along the row with several taps, split into phases so
-// every tap reads consecutive elements (WindowInput). A dense f32
-// convolution becomes im2col + a matmul per image (the matmul kernel does
-// the work), with the output channels or, when that fills the register
-// tiles better, the output pixels as the matmul's rows; any other
-// convolution and pooling are linalg.generic reductions where every output
-// element reduces over its window, reading input[.., o * stride + k *
-// dilation]. Grouped convolution picks the input channel (o / outPerGroup) *
-// inPerGroup + c. Average pooling divides by a compile-time table of window
-// counts.
+// Convolution and pooling over N spatial dims. A dense 2-D f32 convolution on
+// the CPU target is an implicit GEMM over its input laid out with one row
+// pitch (convAsShiftedMatmul), where that wastes little. Otherwise the input
+// is padded first (with 0 or -inf, plus the extra trailing rows ceil_mode
+// needs), and when the window strides along the row with several taps, split
+// into phases so every tap reads consecutive elements (WindowInput). A dense
+// f32 convolution then becomes im2col + a matmul per image (the matmul
+// kernel does the work), with the output channels or, when that pays, the
+// output pixels as the matmul's rows; a 2-D f32 depthwise convolution or
+// pool becomes linalg's named op (kiln-lower-window-ops runs it on the CPU);
+// any other convolution and pooling are linalg.generic reductions where
+// every output element reduces over its window, reading input[.., o *
+// stride + k * dilation]. Grouped convolution picks the input channel (o /
+// outPerGroup) * inPerGroup + c. Average pooling divides by a compile-time
+// table of window counts.
 //
 //===----------------------------------------------------------------------===//
 
