@@ -194,13 +194,17 @@ def implicit_gemm():
     # residual add and ReLU on the registers (stored as two runs per vector
     # across the pitch's dropped columns); 3x3 / 2 on odd sizes (a ragged
     # last panel); a dilated 3x3; then 7x7 / 2 (49 taps: a loop over the
-    # window's rows) without bias, the model's output.
+    # window's rows) without bias, the model's output. At stride 1 the pitch
+    # is the width plus the larger pad (a row's right padding is the next
+    # row's left padding).
     case = Case("implicit_gemm", 5, 36)
     skip = case.value
     case.conv(5, 3, pad=1)
     case.op("Relu", [case.op("Add", [case.value, skip])])
     case.conv(12, 3, stride=2, pad=1)
     case.conv(12, 3, pad=2, dilation=2)
+    # Asymmetric pads (left 2, right 0): the zeros between rows serve both.
+    case.conv(12, 3, pad=[1, 2, 1, 0])
     case.conv(7, 7, stride=2, pad=3, bias=False)
     return case
 

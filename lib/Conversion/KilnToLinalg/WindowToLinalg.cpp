@@ -353,8 +353,10 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
 struct ShiftedLayout {
   int64_t strideH, strideW, dilationH, dilationW, rows, pitch;
 
+  /// `width` and `left`: the input's width and left padding.
   ShiftedLayout(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial)
+                ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial,
+                int64_t width, int64_t left)
       : strideH(strides[0]), strideW(strides[1]), dilationH(dilations[0]),
         dilationW(dilations[1]) {
     int64_t paddedH =
@@ -363,6 +365,12 @@ struct ShiftedLayout {
         (outSpatial[1] - 1) * strideW + (kernel[1] - 1) * dilationW + 1;
     rows = llvm::divideCeil(paddedH, strideH) + 1;
     pitch = llvm::divideCeil(paddedW, strideW);
+    // At stride 1, a row's right padding can be the next row's left
+    // padding: the zeros between two rows' pixels only need to be as many
+    // as the larger of the two (a 3x3 'same' window: pitch W + 1, not W +
+    // 2, so 1/57 of a 56-wide output is computed and dropped, not 2/58).
+    if (strideW == 1)
+      pitch = std::max(width + left, paddedW - left);
   }
   int64_t length() const { return strideH * strideW * rows * pitch; }
   /// The offset tap (kh, kw) reads at, from the output's position f = oh *
@@ -382,10 +390,11 @@ struct ShiftedLayout {
 /// (kiln-lower-matmul stores a vector's kept lanes as two runs).
 bool shiftedMatmulPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                        ArrayRef<int64_t> dilations,
-                       ArrayRef<int64_t> outSpatial) {
+                       ArrayRef<int64_t> outSpatial, int64_t width,
+                       int64_t left) {
   if (kernel.size() != 2 || kernel[0] * kernel[1] == 1 || outSpatial[1] < 16)
     return false;
-  ShiftedLayout layout(kernel, strides, dilations, outSpatial);
+  ShiftedLayout layout(kernel, strides, dilations, outSpatial, width, left);
   return layout.pitch * 8 <= outSpatial[1] * 9;
 }
 
@@ -404,7 +413,8 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   ArrayRef<int64_t> kernel =
       cast<RankedTensorType>(filter.getType()).getShape().drop_front(2);
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
-  ShiftedLayout layout(kernel, strides, dilations, outSpatial);
+  ShiftedLayout layout(kernel, strides, dilations, outSpatial,
+                       inputType.getDimSize(3), pads[1]);
   int64_t batch = type.getDimSize(0), channels = inputType.getDimSize(1);
   Type elementType = type.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
@@ -582,10 +592,13 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                       filterType, groups);
     Type elementType = type.getElementType();
     ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
-    bool shifted = implicitGemm && groups == 1 && elementType.isF32() &&
-                   !pixelsAsRows(op) &&
-                   shiftedMatmulPays(kernel, op.getStrides(), op.getDilations(),
-                                     outSpatial);
+    bool shifted =
+        implicitGemm && groups == 1 && elementType.isF32() &&
+        !pixelsAsRows(op) &&
+        shiftedMatmulPays(
+            kernel, op.getStrides(), op.getDilations(), outSpatial,
+            cast<RankedTensorType>(op.getInput().getType()).getDimSize(3),
+            op.getPads()[1]);
     if (shifted) {
       Value result = convAsShiftedMatmul(
           rewriter, loc, adaptor.getInput(), adaptor.getFilter(), type,

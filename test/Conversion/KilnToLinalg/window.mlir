@@ -226,19 +226,20 @@ func.func @runtime_filters(%x: tensor<1x64x7x7xf32>, %w: tensor<64x64x3x3xf32>) 
 
 // With implicit-gemm-convs (the CPU target), a dense 3x3 convolution whose
 // rows are 16 wide is an implicit GEMM: the input is laid out per channel
-// with a row pitch of 18 (16 + the pads) and one spare row (19 x 18 = 342),
-// and tap (kh, kw) of channel c reads X[n][c][f + kh * 18 + kw] for the
-// output at position f = oh * 18 + ow; the output is the first 16 columns of
-// each of the 16 rows of 18, the bias added after.
+// with a row pitch of 17 (16 + 1: one column of zeros is both a row's right
+// pad and the next row's left pad) and one spare row (19 x 17 = 323), and
+// tap (kh, kw) of channel c reads X[n][c][f + kh * 17 + kw] for the output
+// at position f = oh * 17 + ow; the output is the first 16 columns of each
+// of the 16 rows of 17, the bias added after.
 // IGEMM-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d3, d4, d5)>
-// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 18 + d5)>
+// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 17 + d5)>
 // IGEMM-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
 // IGEMM-LABEL: func.func @implicit_gemm
-// IGEMM: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x4x1x1x19x18xf32>
+// IGEMM: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x4x1x1x19x17xf32>
 // IGEMM: %[[LAID:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 4, 1, 1, 16, 16]
-// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %[[LAID]] {{.*}} into tensor<1x4x342xf32>
-// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %[[ROWS]] : tensor<8x4x3x3xf32>, tensor<1x4x342xf32>) outs(%{{.*}} : tensor<1x8x288xf32>)
-// IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[T]] {{.*}} output_shape [1, 8, 16, 18]
+// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %[[LAID]] {{.*}} into tensor<1x4x323xf32>
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %[[ROWS]] : tensor<8x4x3x3xf32>, tensor<1x4x323xf32>) outs(%{{.*}} : tensor<1x8x272xf32>)
+// IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[T]] {{.*}} output_shape [1, 8, 16, 17]
 // IGEMM: %[[Y:.*]] = tensor.extract_slice %[[LINES]][0, 0, 0, 0] [1, 8, 16, 16] [1, 1, 1, 1]
 // IGEMM: linalg.generic {{.*}} ins(%[[Y]], %{{.*}} : tensor<1x8x16x16xf32>, tensor<8x1x1xf32>)
 func.func @implicit_gemm(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x8x16x16xf32> {
