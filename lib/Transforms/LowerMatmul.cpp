@@ -31,6 +31,7 @@
 
 #include "kiln/Dialect/Kiln/IR/ConstantData.h"
 #include "kiln/Transforms/Epilogue.h"
+#include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,26 +53,16 @@ using namespace mlir;
 
 namespace {
 
-/// The innermost iterations a parallel loop runs, for
-/// kiln-outline-parallel-loops, where its bounds cannot tell.
-constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
-
 /// The most taps of an implicit GEMM's window unrolled in its k loop.
 constexpr int64_t kMaxUnrolledTaps = 16;
 
 /// Reductions this short make work items sweep a row tile along C's rows
-/// (emitTilesAlongRows), each over this many panels.
+/// (emitTiles), each over this many panels.
 constexpr int64_t kShortReduction = 64;
 constexpr int64_t kPanelsPerSweep = 16;
 
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
-
-bool isDenseF32(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
-         type.getElementType().isF32();
-}
 
 /// A matmul as convert-kiln-to-linalg writes it, on dense f32 buffers:
 /// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n], where lhs may be stored
@@ -153,8 +144,9 @@ std::optional<SmallVector<float>> constantData(Value value,
 bool isF32Contraction(linalg::GenericOp op) {
   return op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
          op.getNumDpsInits() == 1 && isMultiplyAccumulate(op) &&
-         isDenseF32(op.getDpsInputs()[0]) && isDenseF32(op.getDpsInputs()[1]) &&
-         isDenseF32(op.getDpsInits()[0]);
+         kiln::isDenseF32Buffer(op.getDpsInputs()[0]) &&
+         kiln::isDenseF32Buffer(op.getDpsInputs()[1]) &&
+         kiln::isDenseF32Buffer(op.getDpsInits()[0]);
 }
 
 std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
@@ -500,7 +492,7 @@ private:
     auto loop =
         scf::ParallelOp::create(b, loc, ValueRange{index(0)},
                                 ValueRange{index(count)}, ValueRange{index(1)});
-    loop->setAttr(kWorkAttr, b.getI64IntegerAttr(work));
+    loop->setAttr(kiln::kWorkAttrName, b.getI64IntegerAttr(work));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     body(loop.getInductionVars()[0]);
@@ -565,8 +557,9 @@ private:
                                          ValueRange{index(1)});
     // The tile loops have dynamic bounds, so tell the outliner the work:
     // one innermost iteration per vector FMA.
-    items->setAttr(kWorkAttr, b.getI64IntegerAttr(shape.m * shape.k * nPanels *
-                                                  nrVectors));
+    items->setAttr(
+        kiln::kWorkAttrName,
+        b.getI64IntegerAttr(shape.m * shape.k * nPanels * nrVectors));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];

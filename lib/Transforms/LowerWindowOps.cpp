@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Transforms/Epilogue.h"
+#include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -51,22 +52,12 @@ using namespace mlir;
 
 namespace {
 
-/// The innermost iterations a parallel loop stands for, for
-/// kiln-outline-parallel-loops (the vector code has no loops to count).
-constexpr llvm::StringLiteral kWorkAttr = "kiln.work";
-
 /// Most vectors one group of output rows may take (unrolled code).
 constexpr int64_t kMaxGroupVectors = 16;
 
 /// Thread-pool tasks at most (each takes a range of channel planes and
 /// writes its buffer's padding once).
 constexpr int64_t kTasks = 64;
-
-bool isDenseF32(Value value) {
-  auto type = dyn_cast<MemRefType>(value.getType());
-  return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
-         type.getElementType().isF32();
-}
 
 /// The window ops lowered here, by what they do with each tap.
 enum class WindowKind { DepthwiseConv, MaxPool, SumPool };
@@ -133,7 +124,7 @@ PaddedInput findUnpaddedInput(Value input, Operation *conv, double padValue) {
   }
   if (!subview || !fill || fill->getBlock() != conv->getBlock() ||
       copy->getBlock() != conv->getBlock() || !fill->isBeforeInBlock(copy) ||
-      !copy->isBeforeInBlock(conv) || !isDenseF32(copy.getSource()))
+      !copy->isBeforeInBlock(conv) || !kiln::isDenseF32Buffer(copy.getSource()))
     return plain;
   // Nothing between the copy and the convolution may write memory (the
   // source is read where the convolution is).
@@ -189,8 +180,9 @@ public:
   void run() {
     // Inputs: the padded input and the filters (or the pool's window, only
     // a shape).
-    if (!op.hasPureBufferSemantics() || !isDenseF32(op.getDpsInputs()[0]) ||
-        !isDenseF32(op.getDpsInits()[0]))
+    if (!op.hasPureBufferSemantics() ||
+        !kiln::isDenseF32Buffer(op.getDpsInputs()[0]) ||
+        !kiln::isDenseF32Buffer(op.getDpsInits()[0]))
       return;
     auto strideValues = llvm::to_vector(strides.getValues<int64_t>());
     auto dilationValues = llvm::to_vector(dilations.getValues<int64_t>());
@@ -203,7 +195,8 @@ public:
     Value output = op.getDpsInits()[0];
     if (!init || !isFillOf(init, output, padValueOf(kind)))
       return;
-    if (kind == WindowKind::DepthwiseConv && !isDenseF32(op.getDpsInputs()[1]))
+    if (kind == WindowKind::DepthwiseConv &&
+        !kiln::isDenseF32Buffer(op.getDpsInputs()[1]))
       return;
     input = findUnpaddedInput(op.getDpsInputs()[0], op, padValueOf(kind));
     computeLayout(strideValues, dilationValues);
@@ -352,9 +345,10 @@ private:
     auto parallel =
         scf::ParallelOp::create(b, loc, ValueRange{index(0)},
                                 ValueRange{index(tasks)}, ValueRange{index(1)});
-    parallel->setAttr(kWorkAttr, b.getI64IntegerAttr(planes * layout.outHeight *
-                                                     layout.outWidth *
-                                                     layout.taps.size()));
+    parallel->setAttr(
+        kiln::kWorkAttrName,
+        b.getI64IntegerAttr(planes * layout.outHeight * layout.outWidth *
+                            layout.taps.size()));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(parallel.getBody()->getTerminator());

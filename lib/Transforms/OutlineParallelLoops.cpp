@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -121,7 +122,7 @@ private:
 
   bool worthParallelizing(scf::ParallelOp loop) {
     // A loop whose inner bounds are dynamic states its work (kiln.work).
-    auto work = loop->getAttrOfType<IntegerAttr>("kiln.work");
+    auto work = loop->getAttrOfType<IntegerAttr>(kiln::kWorkAttrName);
     int64_t iterations = work ? work.getInt() : estimatedIterations(loop);
     return iterations >= minIterations;
   }
