@@ -249,6 +249,49 @@ void Epilogue::prepare(OpBuilder &b, Location loc) {
   }
 }
 
+void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
+                        int64_t count) {
+  SmallVector<Value> views;
+  for (const Input &input : inputs)
+    if (input.access == Access::Full)
+      views.push_back(input.view);
+  if (views.empty())
+    return;
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  if (pitch) {
+    // The kept columns of the lines [column, column + count) covers: from
+    // the first line's (clamped into its kept part) on.
+    Value line = arith::DivUIOp::create(b, loc, column, index(pitch));
+    Value at = arith::MinUIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, column, index(pitch)),
+        index(width - 1));
+    column = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, line, index(width)), at);
+    count = llvm::divideCeil(count * width, pitch) + 1;
+  }
+  int64_t columns = cast<MemRefType>(stored.getType()).getDimSize(1);
+  for (Value view : views) {
+    int64_t perLine =
+        512 / int64_t(getElementTypeOrSelf(view).getIntOrFloatBitWidth());
+    // One prefetch per cache line the values may touch, whatever their
+    // alignment: every line's worth from the first, and the last value.
+    SmallVector<int64_t> offsets;
+    for (int64_t offset = 0; offset < count; offset += perLine)
+      offsets.push_back(offset);
+    offsets.push_back(count - 1);
+    for (int64_t offset : offsets) {
+      Value at = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, column, index(offset)),
+          index(columns - 1));
+      memref::PrefetchOp::create(b, loc, view, ValueRange{row, at},
+                                 /*isWrite=*/false, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+    }
+  }
+}
+
 Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
                       Value column, Value mask) {
   auto accType = cast<VectorType>(acc.getType());

@@ -618,6 +618,9 @@ private:
           ArrayRef<int64_t>{lastLanes});
     auto column = [&](int64_t j) { return add(col0, j * lanes); };
     auto partial = [&](int64_t j) { return mask && j == vectors - 1; };
+    if (epilogue)
+      for (int64_t r = 0; r < rows; ++r)
+        epilogue->prefetch(b, loc, add(row0, r), col0, width);
 
     SmallVector<Value> init;
     Value zero = arith::ConstantOp::create(

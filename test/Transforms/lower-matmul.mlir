@@ -227,13 +227,15 @@ func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
 // through expand_shape): rows (n, c), columns (h, w). Its bias is one value
 // per row (repeating every 4 rows: per channel of each image, a remainder),
 // the residual a full tensor; both are applied on the registers and the
-// matmul's result is never stored.
+// matmul's result is never stored. The residual is prefetched per tile.
 // CHECK-LABEL: func.func @conv_epilogue
 // CHECK: %[[OUT_FLAT:.*]] = memref.collapse_shape %arg3
 // CHECK: %[[OUT:.*]] = memref.expand_shape %[[OUT_FLAT]] {{.*}} output_shape [8, 16]
 // CHECK: %[[BIAS:.*]] = memref.collapse_shape %arg1 {{.*}} into memref<4xf32>
 // CHECK: %[[RES_FLAT:.*]] = memref.collapse_shape %arg2
 // CHECK: %[[RES:.*]] = memref.expand_shape %[[RES_FLAT]] {{.*}} output_shape [8, 16]
+// The tile's residual rows are prefetched before its reduction.
+// CHECK: memref.prefetch %[[RES]][%{{.*}}, %{{.*}}], read, locality<3>, data
 // CHECK: vector.fma
 // CHECK: arith.remui %{{.*}}, %c4
 // CHECK: memref.load %[[BIAS]]

@@ -52,6 +52,14 @@ public:
   mlir::Value apply(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
                     mlir::Value row, mlir::Value column, mlir::Value mask);
 
+  /// Prefetches what `apply` will load from the full-size inputs (a
+  /// residual) for the result's `count` values from (`row`, `column`): a
+  /// kernel calls it before a tile's long reduction, so those loads hit in
+  /// L1 rather than wait on memory (the tiles visit a residual's rows in an
+  /// order the hardware prefetchers do not follow).
+  void prefetch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+                mlir::Value column, int64_t count);
+
   /// The epilogue's output as a [rows, columns] view, where the values
   /// `apply` returns are stored.
   mlir::Value output() const { return stored; }

@@ -181,6 +181,29 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def VectorizeRowCopies : Pass<"kiln-vectorize-row-copies", "::mlir::ModuleOp"> {
+  let summary = "Copy rows of data-movement ops with vector loads and stores";
+  let description = [{
+    Runs on bufferized code, before convert-linalg-to-parallel-loops. Every
+    linalg op on buffers that is a pure copy (one input, one output, all
+    loops parallel, the body yields the input) whose output map is the
+    identity and whose input map reads consecutive elements along the
+    innermost loop (its last result is `d_last + f(outer dims)`, no other
+    result uses `d_last`, both buffers have unit innermost stride) becomes an
+    `scf.parallel` over the outer loops (unit loops dropped) in which each
+    row is copied with vector loads and stores, the last one masked. This
+    covers im2col, a pad's interior copy, slices and concatenation pieces.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "32-bit lanes of a vector register (16: AVX-512, 8: AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def OutlineParallelLoops
     : Pass<"kiln-outline-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "Run outermost parallel loops on the runtime's thread pool";

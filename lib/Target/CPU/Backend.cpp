@@ -216,6 +216,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       options.hasFMA ? "true" : "false");
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
+  std::string rowCopies = llvm::formatv("kiln-vectorize-row-copies{{lanes={0}}",
+                                        options.vectorLanes);
   // The polynomial approximations use math.fma.
   std::string expandFMA = options.hasFMA ? "" : "math-expand-ops{ops=fma},";
   std::string approximateMath = options.hasNativeLdexp
@@ -236,7 +238,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       (options.emulateGPU ? "kiln-offload-gemms{emulate=true},"
                             "kiln-map-reductions-to-gpu,"
                           : "") +
-      "func.func(convert-memref-copy-to-linalg),"
+      "func.func(convert-memref-copy-to-linalg)," +
+      (options.emulateGPU ? "" : rowCopies + ",") +
       "func.func(convert-linalg-to-parallel-loops)," +
       (options.emulateGPU ? "" : "kiln-unroll-small-loops,") +
       (options.emulateGPU

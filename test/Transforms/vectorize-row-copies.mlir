@@ -1,0 +1,111 @@
+// RUN: kiln-opt %s --kiln-vectorize-row-copies --canonicalize -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --kiln-vectorize-row-copies="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
+
+// im2col of a 3x3 convolution at 14x14 (input padded to 16x16): loops (c,
+// kh, kw, oh, ow), each row of 14 output pixels read from input row oh + kh
+// at column kw. The unit batch loop is dropped; the rows are a parallel loop
+// over (c, kh, kw, oh), each row one masked load and store of 14 lanes (2
+// ymm vectors with 8 lanes: one whole, one of 6 lanes).
+#input = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
+#output = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>
+// CHECK-LABEL: func.func @im2col
+// CHECK-SAME: (%[[IN:.*]]: memref<1x4x16x16xf32>, %[[OUT:.*]]: memref<1x4x3x3x14x14xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel (%[[C:.*]], %[[KH:.*]], %[[KW:.*]], %[[OH:.*]]) = (%c0, %c0, %c0, %c0) to (%c4, %c3, %c3, %c14)
+// CHECK: %[[MASK:.*]] = vector.constant_mask [14] : vector<16xi1>
+// CHECK: %[[ROW:.*]] = arith.addi %[[KH]], %[[OH]] : index
+// CHECK: %[[V:.*]] = vector.maskedload %[[IN]][%c0, %[[C]], %[[ROW]], %[[KW]]], %[[MASK]]
+// CHECK: vector.maskedstore %[[OUT]][%c0, %[[C]], %[[KH]], %[[KW]], %[[OH]], %c0], %[[MASK]], %[[V]]
+// CHECK: } {kiln.work = 7056 : i64}
+// AVX2-LABEL: func.func @im2col
+// AVX2: scf.parallel
+// AVX2: %[[V:.*]] = vector.load %{{.*}} : memref<1x4x16x16xf32>, vector<8xf32>
+// AVX2: vector.store %[[V]], %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<1x4x3x3x14x14xf32>, vector<8xf32>
+// AVX2: %[[MASK:.*]] = vector.constant_mask [6] : vector<8xi1>
+// AVX2: %[[T:.*]] = vector.maskedload %{{.*}}, %[[MASK]]
+// AVX2: vector.maskedstore %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c8], %[[MASK]], %[[T]]
+func.func @im2col(%in: memref<1x4x16x16xf32>, %out: memref<1x4x3x3x14x14xf32>) {
+  linalg.generic {indexing_maps = [#input, #output],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%in : memref<1x4x16x16xf32>) outs(%out : memref<1x4x3x3x14x14xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
+// A pad's interior: linalg.copy into a strided subview (rows of 56 with a
+// pitch of 58). Rows over 4 whole vectors loop over them, then the masked
+// rest (56 = 3 x 16 + 8).
+// CHECK-LABEL: func.func @copy_into_subview
+// CHECK: scf.parallel (%[[C:.*]], %[[H:.*]]) = (%c0, %c0) to (%c8, %c56)
+// CHECK: vector.load %arg0[%c0, %[[C]], %[[H]], %c0]
+// CHECK: vector.store
+// CHECK: vector.load %arg0[%c0, %[[C]], %[[H]], %c16]
+// CHECK: vector.load %arg0[%c0, %[[C]], %[[H]], %c32]
+// CHECK: %[[MASK:.*]] = vector.constant_mask [8] : vector<16xi1>
+// CHECK: vector.maskedload %arg0[%c0, %[[C]], %[[H]], %c48], %[[MASK]]
+// CHECK: vector.maskedstore %{{.*}}[%c0, %[[C]], %[[H]], %c48], %[[MASK]]
+// CHECK: } {kiln.work = 25088 : i64}
+func.func @copy_into_subview(%in: memref<1x8x56x56xf32>, %padded: memref<1x8x58x58xf32>) {
+  %view = memref.subview %padded[0, 0, 1, 1] [1, 8, 56, 56] [1, 1, 1, 1]
+      : memref<1x8x58x58xf32> to memref<1x8x56x56xf32, strided<[26912, 3364, 58, 1], offset: 59>>
+  linalg.copy ins(%in : memref<1x8x56x56xf32>)
+              outs(%view : memref<1x8x56x56xf32, strided<[26912, 3364, 58, 1], offset: 59>>)
+  return
+}
+
+// -----
+
+// Long rows loop over their whole vectors (100 = 6 x 16 + 4).
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%c3)
+// CHECK: scf.for %[[J:.*]] = %c0 to %c96 step %c16
+// CHECK: %[[V:.*]] = vector.load %arg0[%[[R]], %[[J]]]
+// CHECK: vector.store %[[V]], %arg1[%[[R]], %[[J]]]
+// CHECK: vector.maskedload %arg0[%[[R]], %c96]
+func.func @long_rows(%in: memref<3x100xf32>, %out: memref<3x100xf32>) {
+  linalg.copy ins(%in : memref<3x100xf32>) outs(%out : memref<3x100xf32>)
+  return
+}
+
+// -----
+
+// Not row copies, left alone: a transpose (the innermost loop strides the
+// input), a strided read (a stride-2 slice), a copy that computes, an
+// innermost dim of 1.
+#transpose = affine_map<(i, j) -> (j, i)>
+#strided = affine_map<(i, j) -> (i, j * 2)>
+#identity = affine_map<(i, j) -> (i, j)>
+// CHECK-LABEL: func.func @not_row_copies
+// CHECK-NOT: vector.
+// CHECK-COUNT-3: linalg.generic
+// CHECK: linalg.copy
+// CHECK-NOT: vector.
+func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
+                          %c: memref<8x16xf32>, %d: memref<8x1xf32>,
+                          %e: memref<8x1xf32>) {
+  linalg.generic {indexing_maps = [#transpose, #identity],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf32>) outs(%b : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#strided, #identity],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<8x16xf32>) outs(%b : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  linalg.generic {indexing_maps = [#identity, #identity],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<8x8xf32>) outs(%b : memref<8x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %z = arith.negf %x : f32
+    linalg.yield %z : f32
+  }
+  linalg.copy ins(%d : memref<8x1xf32>) outs(%e : memref<8x1xf32>)
+  return
+}
