@@ -9,7 +9,9 @@
 // 11% of the layer. Here such a copy is emitted as vector code directly: a
 // parallel loop over its rows, each row copied by whole vectors and one
 // masked vector for the rest (a 14-element row is one masked load and one
-// masked store).
+// masked store). A row read with a stride of 2 (one phase of a strided
+// convolution's input, through a strided subview) loads two vectors per
+// vector it stores and keeps their even lanes with one shuffle.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,59 +51,93 @@ bool hasContiguousRows(Type type) {
   return strides.back() == 1;
 }
 
-/// Whether `map`'s results read consecutive elements as its last dim steps:
-/// the last result is `d_last + f(other dims)`, and no other result uses
-/// d_last.
-bool readsRowsInOrder(AffineMap map) {
-  if (map.getNumResults() == 0 || map.getNumSymbols() != 0)
-    return false;
+/// A copy's source as the copy reads it: `buffer` at `map` of the loop
+/// indices, where `map`'s last result is `stride * d_last + f(other dims)`
+/// and no other result uses d_last.
+struct RowSource {
+  Value buffer;
+  AffineMap map;
+  int64_t stride = 0;
+};
+
+/// `source` read at `map`, seen through the static subviews it is taken
+/// from (a strided slice becomes a strided read of the sliced buffer).
+std::pair<Value, AffineMap> throughSubviews(Value source, AffineMap map) {
+  MLIRContext *context = map.getContext();
+  while (auto view = source.getDefiningOp<memref::SubViewOp>()) {
+    ArrayRef<int64_t> offsets = view.getStaticOffsets();
+    ArrayRef<int64_t> strides = view.getStaticStrides();
+    if (llvm::any_of(offsets, ShapedType::isDynamic) ||
+        llvm::any_of(strides, ShapedType::isDynamic))
+      break;
+    llvm::SmallBitVector dropped = view.getDroppedDims();
+    SmallVector<AffineExpr> results;
+    unsigned next = 0;
+    for (unsigned d = 0; d < offsets.size(); ++d) {
+      AffineExpr at = dropped[d] ? getAffineConstantExpr(0, context)
+                                 : map.getResult(next++) * strides[d];
+      results.push_back(at + offsets[d]);
+    }
+    map = AffineMap::get(map.getNumDims(), 0, results, context);
+    source = view.getSource();
+  }
+  return {source, map};
+}
+
+/// The copy's source, when its rows are read in order with a stride of 1
+/// or 2 (a stride-2 row is two vectors deinterleaved per vector).
+std::optional<RowSource> rowSource(Value source, AffineMap map) {
+  std::tie(source, map) = throughSubviews(source, map);
+  if (!hasContiguousRows(source.getType()) || map.getNumResults() == 0 ||
+      map.getNumSymbols() != 0)
+    return std::nullopt;
   unsigned last = map.getNumDims() - 1;
   for (AffineExpr result : map.getResults().drop_back())
     if (result.isFunctionOfDim(last))
-      return false;
+      return std::nullopt;
+  MLIRContext *context = map.getContext();
   AffineExpr row = map.getResults().back();
-  AffineExpr dim = getAffineDimExpr(last, map.getContext());
-  AffineExpr rest =
-      row.replace(dim, getAffineConstantExpr(0, map.getContext()));
-  return !rest.isFunctionOfDim(last) &&
-         simplifyAffineExpr(rest + dim, map.getNumDims(), 0) ==
-             simplifyAffineExpr(row, map.getNumDims(), 0);
+  AffineExpr dim = getAffineDimExpr(last, context);
+  AffineExpr rest = row.replace(dim, getAffineConstantExpr(0, context));
+  for (int64_t stride : {1, 2})
+    if (!rest.isFunctionOfDim(last) &&
+        simplifyAffineExpr(rest + dim * stride, map.getNumDims(), 0) ==
+            simplifyAffineExpr(row, map.getNumDims(), 0))
+      return RowSource{source, map, stride};
+  return std::nullopt;
 }
 
-/// Whether `op` is a copy this pass vectorizes (see the pass description).
-bool isRowCopy(linalg::LinalgOp op) {
+/// The source of `op` when it is a copy this pass vectorizes (see the pass
+/// description).
+std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
       op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
       op.getNumLoops() != op.getNumParallelLoops())
-    return false;
+    return std::nullopt;
   Block *body = op.getBlock();
   auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
   if (body->getOperations().size() != 1 || !yield ||
       yield.getNumOperands() != 1 ||
       yield.getOperand(0) != body->getArgument(0))
-    return false;
+    return std::nullopt;
   Value source = op.getDpsInputOperand(0)->get();
   Value target = op.getDpsInitOperand(0)->get();
-  if (!hasContiguousRows(source.getType()) ||
-      !hasContiguousRows(target.getType()) ||
-      getElementTypeOrSelf(source) != getElementTypeOrSelf(target))
-    return false;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  return maps[1].isIdentity() && readsRowsInOrder(maps[0]) &&
-         ranges.back() >= 2;
+  if (!hasContiguousRows(target.getType()) || !maps[1].isIdentity() ||
+      getElementTypeOrSelf(source) != getElementTypeOrSelf(target) ||
+      op.getStaticLoopRanges().back() < 2)
+    return std::nullopt;
+  return rowSource(source, maps[0]);
 }
 
-/// Replaces one row copy (isRowCopy) by its vector loops.
+/// Replaces one row copy (rowCopySource) by its vector loops.
 class RowCopyEmitter {
 public:
-  RowCopyEmitter(linalg::LinalgOp op, int64_t lanes32)
-      : op(op), b(op), loc(op.getLoc()),
-        source(op.getDpsInputOperand(0)->get()),
+  RowCopyEmitter(linalg::LinalgOp op, const RowSource &source, int64_t lanes32)
+      : op(op), b(op), loc(op.getLoc()), source(source),
         target(op.getDpsInitOperand(0)->get()),
-        sourceMap(op.getIndexingMapsArray()[0]),
         ranges(op.getStaticLoopRanges()) {
-    Type element = getElementTypeOrSelf(source);
+    Type element = getElementTypeOrSelf(target);
     lanes = std::max<int64_t>(1, lanes32 * 32 /
                                      int64_t(element.getIntOrFloatBitWidth()));
     vectorType = VectorType::get({lanes}, element);
@@ -153,7 +189,7 @@ private:
     if (whole <= kMaxUnrolledVectors) {
       for (int64_t v = 0; v < whole; ++v) {
         indices.back() = index(v * lanes);
-        copyVector(indices, Value());
+        copyVector(indices, lanes);
       }
     } else {
       auto loop = scf::ForOp::create(b, loc, index(0), index(whole * lanes),
@@ -162,41 +198,76 @@ private:
       b.setInsertionPointToStart(loop.getBody());
       SmallVector<Value> at(indices);
       at.back() = loop.getInductionVar();
-      copyVector(at, Value());
+      copyVector(at, lanes);
     }
     if (length % lanes == 0)
       return;
     indices.back() = index(whole * lanes);
-    Value mask = vector::ConstantMaskOp::create(
-        b, loc, VectorType::get({lanes}, b.getI1Type()),
-        ArrayRef<int64_t>{length % lanes});
-    copyVector(indices, mask);
+    copyVector(indices, length % lanes);
   }
 
-  /// One vector of the row from loop position `at` (masked when `mask`).
-  void copyVector(ValueRange at, Value mask) {
+  /// The mask of the first `count` lanes (made once per vector copied).
+  Value mask(int64_t count) {
+    count = std::clamp<int64_t>(count, 0, lanes);
+    Value &mask = masks[count];
+    if (!mask)
+      mask = vector::ConstantMaskOp::create(
+          b, loc, VectorType::get({lanes}, b.getI1Type()),
+          ArrayRef<int64_t>{count});
+    return mask;
+  }
+
+  /// The source's `count` elements from `from` (count < lanes: masked).
+  Value load(ValueRange from, int64_t count) {
+    if (count >= lanes)
+      return vector::LoadOp::create(b, loc, vectorType, source.buffer, from);
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(vectorType));
+    return vector::MaskedLoadOp::create(b, loc, vectorType, source.buffer, from,
+                                        mask(count), zero);
+  }
+
+  /// One vector of the row from loop position `at`, of which `count` lanes
+  /// are stored (all when `count` is lanes). A stride-2 row reads the
+  /// 2 * count - 1 elements from the first in two vectors and keeps their
+  /// even lanes (one two-source shuffle).
+  void copyVector(SmallVector<Value> at, int64_t count) {
+    masks.clear();
     SmallVector<Value> from;
-    for (AffineExpr result : sourceMap.getResults())
+    for (AffineExpr result : source.map.getResults())
       from.push_back(affine::expandAffineExpr(b, loc, result, at, {}));
-    if (!mask) {
-      Value value = vector::LoadOp::create(b, loc, vectorType, source, from);
+    Value value;
+    if (source.stride == 1) {
+      value = load(from, count);
+    } else {
+      int64_t span = 2 * count - 1;
+      Value low = load(from, span);
+      from.back() = arith::AddIOp::create(
+          b, loc, from.back(), arith::ConstantIndexOp::create(b, loc, lanes));
+      Value high =
+          span > lanes
+              ? load(from, span - lanes)
+              : arith::ConstantOp::create(b, loc, b.getZeroAttr(vectorType));
+      SmallVector<int64_t> even;
+      for (int64_t i = 0; i < lanes; ++i)
+        even.push_back(2 * i);
+      value = vector::ShuffleOp::create(b, loc, low, high, even);
+    }
+    if (count == lanes) {
       vector::StoreOp::create(b, loc, value, target, at);
       return;
     }
-    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(vectorType));
-    Value value = vector::MaskedLoadOp::create(b, loc, vectorType, source, from,
-                                               mask, zero);
-    vector::MaskedStoreOp::create(b, loc, target, at, mask, value);
+    vector::MaskedStoreOp::create(b, loc, target, at, mask(count), value);
   }
 
   linalg::LinalgOp op;
   OpBuilder b;
   Location loc;
-  Value source, target;
-  AffineMap sourceMap;
+  RowSource source;
+  Value target;
   SmallVector<int64_t> ranges;
   int64_t lanes = 1;
   VectorType vectorType;
+  llvm::SmallDenseMap<int64_t, Value> masks;
 };
 
 struct VectorizeRowCopiesPass
@@ -204,13 +275,13 @@ struct VectorizeRowCopiesPass
   using VectorizeRowCopiesBase::VectorizeRowCopiesBase;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> copies;
+    SmallVector<std::pair<linalg::LinalgOp, RowSource>> copies;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (isRowCopy(op))
-        copies.push_back(op);
+      if (std::optional<RowSource> source = rowCopySource(op))
+        copies.push_back({op, *source});
     });
-    for (linalg::LinalgOp op : copies)
-      RowCopyEmitter(op, lanes).emit();
+    for (auto &[op, source] : copies)
+      RowCopyEmitter(op, source, lanes).emit();
   }
 };
 

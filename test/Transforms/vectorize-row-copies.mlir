@@ -12,8 +12,8 @@
 // CHECK-SAME: (%[[IN:.*]]: memref<1x4x16x16xf32>, %[[OUT:.*]]: memref<1x4x3x3x14x14xf32>)
 // CHECK-NOT: linalg.generic
 // CHECK: scf.parallel (%[[C:.*]], %[[KH:.*]], %[[KW:.*]], %[[OH:.*]]) = (%c0, %c0, %c0, %c0) to (%c4, %c3, %c3, %c14)
-// CHECK: %[[MASK:.*]] = vector.constant_mask [14] : vector<16xi1>
 // CHECK: %[[ROW:.*]] = arith.addi %[[KH]], %[[OH]] : index
+// CHECK: %[[MASK:.*]] = vector.constant_mask [14] : vector<16xi1>
 // CHECK: %[[V:.*]] = vector.maskedload %[[IN]][%c0, %[[C]], %[[ROW]], %[[KW]]], %[[MASK]]
 // CHECK: vector.maskedstore %[[OUT]][%c0, %[[C]], %[[KH]], %[[KW]], %[[OH]], %c0], %[[MASK]], %[[V]]
 // CHECK: } {kiln.work = 7056 : i64}
@@ -73,11 +73,37 @@ func.func @long_rows(%in: memref<3x100xf32>, %out: memref<3x100xf32>) {
 
 // -----
 
+// One phase of a stride-2 split (a strided convolution's input layout):
+// the copy reads a stride-2 subview, seen through to the buffer it slices,
+// so each row reads columns 2j + 1. A vector of 16 is two loads (the second
+// of 15 lanes: the row's last element read is 2 * 15 + 1 past the first)
+// whose even lanes one shuffle keeps; the 4-element rest reads 7 elements.
+// CHECK-LABEL: func.func @stride_two
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%c8)
+// CHECK: %[[LOW:.*]] = vector.load %arg0[%[[R]], %c1] : memref<8x41xf32>, vector<16xf32>
+// CHECK: %[[M15:.*]] = vector.constant_mask [15]
+// CHECK: %[[HIGH:.*]] = vector.maskedload %arg0[%[[R]], %c17], %[[M15]]
+// CHECK: %[[EVEN:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
+// CHECK: vector.store %[[EVEN]], %arg1[%[[R]], %c0]
+// CHECK: %[[M7:.*]] = vector.constant_mask [7]
+// CHECK: %[[REST:.*]] = vector.maskedload %arg0[%[[R]], %c33], %[[M7]]
+// CHECK: %[[EVEN2:.*]] = vector.shuffle %[[REST]], %{{.*}} [0, 2, 4
+// CHECK: %[[M4:.*]] = vector.constant_mask [4]
+// CHECK: vector.maskedstore %arg1[%[[R]], %c16], %[[M4]], %[[EVEN2]]
+func.func @stride_two(%in: memref<8x41xf32>, %out: memref<8x20xf32>) {
+  %phase = memref.subview %in[0, 1] [8, 20] [1, 2]
+      : memref<8x41xf32> to memref<8x20xf32, strided<[41, 2], offset: 1>>
+  linalg.copy ins(%phase : memref<8x20xf32, strided<[41, 2], offset: 1>>)
+              outs(%out : memref<8x20xf32>)
+  return
+}
+
+// -----
+
 // Not row copies, left alone: a transpose (the innermost loop strides the
-// input), a strided read (a stride-2 slice), a copy that computes, an
-// innermost dim of 1.
+// input), a stride-3 read, a copy that computes, an innermost dim of 1.
 #transpose = affine_map<(i, j) -> (j, i)>
-#strided = affine_map<(i, j) -> (i, j * 2)>
+#strided = affine_map<(i, j) -> (i, j * 3)>
 #identity = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func.func @not_row_copies
 // CHECK-NOT: vector.
@@ -85,7 +111,7 @@ func.func @long_rows(%in: memref<3x100xf32>, %out: memref<3x100xf32>) {
 // CHECK: linalg.copy
 // CHECK-NOT: vector.
 func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
-                          %c: memref<8x16xf32>, %d: memref<8x1xf32>,
+                          %c: memref<8x24xf32>, %d: memref<8x1xf32>,
                           %e: memref<8x1xf32>) {
   linalg.generic {indexing_maps = [#transpose, #identity],
                   iterator_types = ["parallel", "parallel"]}
@@ -95,7 +121,7 @@ func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
   }
   linalg.generic {indexing_maps = [#strided, #identity],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%c : memref<8x16xf32>) outs(%b : memref<8x8xf32>) {
+      ins(%c : memref<8x24xf32>) outs(%b : memref<8x8xf32>) {
   ^bb0(%x: f32, %y: f32):
     linalg.yield %x : f32
   }

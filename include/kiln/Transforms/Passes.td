@@ -187,12 +187,15 @@ def VectorizeRowCopies : Pass<"kiln-vectorize-row-copies", "::mlir::ModuleOp"> {
     Runs on bufferized code, before convert-linalg-to-parallel-loops. Every
     linalg op on buffers that is a pure copy (one input, one output, all
     loops parallel, the body yields the input) whose output map is the
-    identity and whose input map reads consecutive elements along the
-    innermost loop (its last result is `d_last + f(outer dims)`, no other
-    result uses `d_last`, both buffers have unit innermost stride) becomes an
-    `scf.parallel` over the outer loops (unit loops dropped) in which each
-    row is copied with vector loads and stores, the last one masked. This
-    covers im2col, a pad's interior copy, slices and concatenation pieces.
+    identity and whose input, seen through static subviews, is read along
+    the innermost loop with a stride of 1 or 2 (its last result is
+    `s * d_last + f(outer dims)`, no other result uses `d_last`, both
+    buffers have unit innermost stride) becomes an `scf.parallel` over the
+    outer loops (unit loops dropped) in which each row is copied with vector
+    loads and stores, the last one masked; a stride-2 row reads two vectors
+    per vector stored and keeps their even lanes with one shuffle. This
+    covers im2col, a pad's interior copy, the phases of a strided
+    convolution's input, slices and concatenation pieces.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",

@@ -1,0 +1,83 @@
+//===- ThreadPoolTest.cpp - the runtime's thread pool ---------------------===//
+
+#include "../../lib/Runtime/ThreadPool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+using kiln::runtime::ThreadPool;
+
+namespace {
+
+/// Counts how often each iteration ran, and the ranges a task was given.
+struct Coverage {
+  explicit Coverage(int64_t count) : hits(count) {}
+  std::vector<std::atomic<int>> hits;
+  std::atomic<int64_t> calls{0};
+  std::atomic<bool> badRange{false};
+
+  static void task(void *ctx, int64_t begin, int64_t end) {
+    auto *self = static_cast<Coverage *>(ctx);
+    if (begin >= end || begin < 0 || end > int64_t(self->hits.size()))
+      self->badRange = true;
+    for (int64_t i = begin; i < end && i < int64_t(self->hits.size()); ++i)
+      self->hits[i].fetch_add(1);
+    self->calls.fetch_add(1);
+  }
+
+  bool eachOnce() const {
+    for (const std::atomic<int> &hit : hits)
+      if (hit.load() != 1)
+        return false;
+    return true;
+  }
+};
+
+TEST(ThreadPoolTest, EveryIterationRunsOnce) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    for (int64_t count : {0, 1, 2, 3, 7, 16, 17, 63, 64, 65, 1000, 100003}) {
+      Coverage coverage(count);
+      pool.parallelFor(count, Coverage::task, &coverage);
+      EXPECT_TRUE(coverage.eachOnce())
+          << threads << " threads, " << count << " iterations";
+      EXPECT_FALSE(coverage.badRange.load());
+    }
+  }
+}
+
+TEST(ThreadPoolTest, BackToBackJobs) {
+  // A worker that missed one job (still spinning, or asleep) must never run
+  // the next job's iterations with the old job's task (each job here has
+  // its own context, which only lives for its call).
+  ThreadPool pool(4);
+  for (int job = 0; job < 20000; ++job) {
+    int64_t count = 1 + job % 37;
+    Coverage coverage(count);
+    pool.parallelFor(count, Coverage::task, &coverage);
+    ASSERT_TRUE(coverage.eachOnce()) << "job " << job;
+    ASSERT_FALSE(coverage.badRange.load());
+  }
+}
+
+TEST(ThreadPoolTest, WaitsForTheSlowestRange) {
+  // One range sleeps; the caller returns only when all are done.
+  ThreadPool pool(2);
+  struct Slow {
+    Coverage coverage{64};
+    static void task(void *ctx, int64_t begin, int64_t end) {
+      auto *self = static_cast<Slow *>(ctx);
+      if (begin == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      Coverage::task(&self->coverage, begin, end);
+    }
+  } slow;
+  pool.parallelFor(64, Slow::task, &slow);
+  EXPECT_TRUE(slow.coverage.eachOnce());
+}
+
+} // namespace
