@@ -555,11 +555,13 @@ private:
     auto items = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
                                          ValueRange{index(fixedUnits * groups)},
                                          ValueRange{index(1)});
-    // The tile loops have dynamic bounds, so tell the outliner the work:
-    // one innermost iteration per vector FMA.
-    items->setAttr(
-        kiln::kWorkAttrName,
-        b.getI64IntegerAttr(shape.m * shape.k * nPanels * nrVectors));
+    // The tile loops have dynamic bounds, so tell the outliner the work, in
+    // the unit its threshold is set for: the iterations of the scalar loop
+    // nest this replaces, one per multiply-add (M x N x K). (Counting vector
+    // FMAs instead kept a batch-1 classifier, a 2 MB weight stream, on one
+    // thread.)
+    items->setAttr(kiln::kWorkAttrName,
+                   b.getI64IntegerAttr(shape.m * shape.k * nPanels * nr));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
