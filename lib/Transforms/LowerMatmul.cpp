@@ -315,14 +315,20 @@ public:
     // A transposed B is only read packed.
     if (shape.rhsTransposed && !rhsData)
       return;
+    transposeCopy = findTransposingCopy();
+    // C, or with a transposing copy after it, C^T: [batch * rows, cols].
+    Operation *producer = transposeCopy ? transposeCopy : op;
+    Value result = producer->getOperand(producer->getNumOperands() - 1);
+    int64_t resultRows = transposeCopy ? shape.n : shape.m;
+    int64_t resultColumns = transposeCopy ? shape.m : shape.n;
     epilogue = kiln::Epilogue::find(
-        op, op.getDpsInits()[0], shape.batch * shape.m, shape.n,
+        producer, result, shape.batch * resultRows, resultColumns,
         /*allowSlicedLines=*/!shape.tapOffsets.empty());
     zeroInit = eraseZeroFill();
     // [batch * rows, cols] views (free).
     lhs = flatten(op.getDpsInputs()[0], 2);
     rhs = flatten(op.getDpsInputs()[1], 2);
-    out = flatten(op.getDpsInits()[0], 2);
+    out = flatten(result, 2);
     if (epilogue)
       epilogue->prepare(b, loc);
     // Constant operands (weights) are packed now; the others per call when
@@ -353,6 +359,8 @@ public:
       emitTiles(batch);
     });
     op.erase();
+    if (transposeCopy)
+      transposeCopy.erase();
     if (epilogue)
       epilogue->erase();
   }
@@ -384,19 +392,71 @@ private:
     body(loop.getInductionVar());
   }
 
-  /// A linalg.fill of 0 right before the matmul that initializes its output
-  /// is dropped: the accumulators start at zero instead.
-  bool eraseZeroFill() {
+  /// The linalg.fill of 0 right before the matmul that initializes its
+  /// output, if any.
+  linalg::FillOp zeroFill() {
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
     if (!fill || !fill.hasPureBufferSemantics() ||
         fill.getDpsInits()[0] != op.getDpsInits()[0])
-      return false;
+      return nullptr;
     auto zero = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
     auto value = zero ? dyn_cast<FloatAttr>(zero.getValue()) : FloatAttr();
     if (!value || !value.getValue().isZero())
-      return false;
-    fill.erase();
-    return true;
+      return nullptr;
+    return fill;
+  }
+
+  /// The zero fill is dropped: the accumulators start at zero instead.
+  bool eraseZeroFill() {
+    linalg::FillOp fill = zeroFill();
+    if (fill)
+      fill.erase();
+    return bool(fill);
+  }
+
+  /// With the output pixels as rows (WindowToLinalg's pixelsAsRowsPays), a
+  /// convolution's matmul T[b][p][o] (zero-filled) is followed by the copy
+  /// Y[b][o][p] = T[b][p][o], T's only reader. The tiles then store C^T
+  /// straight into Y (storeTransposed), and the copy and T go. Returns the
+  /// copy.
+  linalg::GenericOp findTransposingCopy() {
+    Value product = op.getDpsInits()[0];
+    auto productType = cast<MemRefType>(product.getType());
+    if (!shape.tapOffsets.empty() || llvm::PowerOf2Ceil(mr) > uint64_t(lanes) ||
+        productType.getRank() != 3 || !zeroFill())
+      return nullptr;
+    Operation *next = op->getNextNode();
+    while (next &&
+           (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
+            isa<ViewLikeOpInterface>(next)))
+      next = next->getNextNode();
+    auto copy = dyn_cast_or_null<linalg::GenericOp>(next);
+    if (!copy || !copy.hasPureBufferSemantics() ||
+        copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+        copy.getDpsInputs()[0] != product ||
+        copy.getNumParallelLoops() != copy.getNumLoops())
+      return nullptr;
+    Block &body = copy.getRegion().front();
+    if (body.getOperations().size() != 1 ||
+        body.getTerminator()->getOperand(0) != body.getArgument(0))
+      return nullptr;
+    MLIRContext *context = op.getContext();
+    auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+    SmallVector<AffineMap> maps = copy.getIndexingMapsArray();
+    if (maps[0] != AffineMap::get(3, 0, {dim(0), dim(2), dim(1)}, context) ||
+        !maps[1].isIdentity())
+      return nullptr;
+    Value transposed = copy.getDpsInits()[0];
+    if (!kiln::isDenseF32Buffer(transposed) ||
+        cast<MemRefType>(transposed.getType()).getShape() !=
+            ArrayRef<int64_t>{shape.batch, shape.n, shape.m})
+      return nullptr;
+    for (Operation *user : product.getUsers())
+      if (user != op && user != copy && user != zeroFill())
+        return nullptr;
+    // The kernel goes where the copy is, after Y's allocation.
+    b.setInsertionPoint(copy);
+    return copy;
   }
 
   /// `buffer` as a rank-`rank` view (2: [rows, last dim], 1: [elements],
@@ -436,11 +496,47 @@ private:
 
   /// Ap[t][k][r] = A[t * MR + r][k] of batch element `batch`, and 0 in the
   /// rows of the last tile past M (rewritten on every call: the arena bytes
-  /// under the padding may have held another buffer in between).
+  /// under the padding may have held another buffer in between). Vector
+  /// code: a transposed A's MR values of one k are consecutive, a copy; an
+  /// A stored by rows is transposed by blocks of MR rows x `lanes` k's in
+  /// registers (transposeBlock).
   void packA(Value batch) {
     Value packed = packedA;
+    Value base = shape.lhsBatched
+                     ? mul(batch, shape.lhsTransposed ? shape.k : shape.m)
+                     : index(0);
+    int64_t block = llvm::PowerOf2Ceil(mr);
+    bool vectorized = block <= lanes;
     auto copyTile = [&](Value tile, int64_t rows) {
       Value row0 = mul(tile, mr);
+      if (vectorized && shape.lhsTransposed) {
+        forLoop(0, shape.k, 1, [&](Value k) {
+          Value values = loadMasked(lhs, {add(base, k), row0}, rows, block);
+          storeMasked(values, packed, {tile, k, index(0)}, mr);
+        });
+        return;
+      }
+      if (vectorized) {
+        auto packBlock = [&](Value k, int64_t count) {
+          SmallVector<Value> columns;
+          for (int64_t r = 0; r < block; ++r)
+            columns.push_back(
+                r < rows ? loadMasked(lhs, {add(base, add(row0, r)), k}, count,
+                                      lanes)
+                         : zeroVector(lanes));
+          transposeBlock(columns);
+          // k + i's MR values: vector i mod block, from lane (i / block) *
+          // block.
+          for (int64_t i = 0; i < count; ++i)
+            storeMasked(lanesOf(columns[i % block], (i / block) * block, block),
+                        packed, {tile, add(k, i), index(0)}, mr);
+        };
+        int64_t whole = shape.k / lanes * lanes;
+        forLoop(0, whole, lanes, [&](Value k) { packBlock(k, lanes); });
+        if (whole < shape.k)
+          packBlock(index(whole), shape.k - whole);
+        return;
+      }
       forLoop(0, shape.k, 1, [&](Value k) {
         for (int64_t r = 0; r < mr; ++r) {
           Value v = r < rows ? loadA(batch, add(row0, r), k) : zero();
@@ -457,24 +553,22 @@ private:
   }
 
   /// Bp[p][k][c] = B[batch * K + k][p * NR + c], and 0 in the columns of
-  /// the last panel past N.
+  /// the last panel past N: a copy of whole vectors, the last masked.
   void packB(Value batch) {
     Value packed = packedB;
     Value base = shape.rhsBatched ? mul(batch, shape.k) : index(0);
     auto copyPanel = [&](Value panel, int64_t width) {
       Value col0 = mul(panel, nr);
       forLoop(0, shape.k, 1, [&](Value k) {
-        Value row = add(base, k);
-        forLoop(0, width, 1, [&](Value c) {
-          Value v = memref::LoadOp::create(b, loc, rhs,
-                                           ValueRange{row, add(col0, c)});
-          memref::StoreOp::create(b, loc, v, packed, ValueRange{panel, k, c});
-        });
-        if (width < nr)
-          forLoop(width, nr, 1, [&](Value c) {
-            memref::StoreOp::create(b, loc, zero(), packed,
-                                    ValueRange{panel, k, c});
-          });
+        for (int64_t j = 0; j < nrVectors; ++j) {
+          int64_t count = std::clamp<int64_t>(width - j * lanes, 0, lanes);
+          Value values =
+              count ? loadMasked(rhs, {add(base, k), add(col0, j * lanes)},
+                                 count, lanes)
+                    : zeroVector(lanes);
+          vector::StoreOp::create(b, loc, values, packed,
+                                  ValueRange{panel, k, index(j * lanes)});
+        }
       });
     };
     int64_t fullPanels = shape.n / nr;
@@ -482,6 +576,49 @@ private:
                  [&](Value panel) { copyPanel(panel, nr); });
     if (shape.n % nr)
       copyPanel(index(fullPanels), shape.n % nr);
+  }
+
+  Value zeroVector(int64_t size) {
+    auto type = VectorType::get({size}, f32);
+    return arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  }
+
+  /// `count` values of `buffer` from `at` along its last dim, as a vector
+  /// of `size` (masked, zeros past `count`, when count < size).
+  Value loadMasked(Value buffer, ArrayRef<Value> at, int64_t count,
+                   int64_t size) {
+    auto type = VectorType::get({size}, f32);
+    if (count >= size)
+      return vector::LoadOp::create(b, loc, type, buffer, at);
+    Value mask = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({size}, b.getI1Type()),
+        ArrayRef<int64_t>{count});
+    return vector::MaskedLoadOp::create(b, loc, type, buffer, at, mask,
+                                        zeroVector(size));
+  }
+
+  /// Stores the first `count` lanes of `values` at `at` (all: unmasked).
+  void storeMasked(Value values, Value buffer, ArrayRef<Value> at,
+                   int64_t count) {
+    int64_t size = cast<VectorType>(values.getType()).getNumElements();
+    if (count >= size) {
+      vector::StoreOp::create(b, loc, values, buffer, at);
+      return;
+    }
+    Value mask = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({size}, b.getI1Type()),
+        ArrayRef<int64_t>{count});
+    vector::MaskedStoreOp::create(b, loc, buffer, at, mask, values);
+  }
+
+  /// Lanes [offset, offset + size) of `vector`.
+  Value lanesOf(Value vector, int64_t offset, int64_t size) {
+    if (offset == 0 &&
+        cast<VectorType>(vector.getType()).getNumElements() == size)
+      return vector;
+    return vector::ExtractStridedSliceOp::create(
+        b, loc, vector, ArrayRef<int64_t>{offset}, ArrayRef<int64_t>{size},
+        ArrayRef<int64_t>{1});
   }
 
   /// An scf.parallel over [0, count) the thread pool may split (packing
@@ -620,7 +757,7 @@ private:
           ArrayRef<int64_t>{lastLanes});
     auto column = [&](int64_t j) { return add(col0, j * lanes); };
     auto partial = [&](int64_t j) { return mask && j == vectors - 1; };
-    if (epilogue)
+    if (epilogue && !transposeCopy)
       for (int64_t r = 0; r < rows; ++r)
         epilogue->prefetch(b, loc, add(row0, r), col0, width);
 
@@ -703,6 +840,11 @@ private:
       }
       scf::YieldOp::create(b, loc, acc);
     }
+    if (transposeCopy) {
+      storeTransposed(loop.getResults(), rows, width, batch, mul(tile, mr),
+                      col0);
+      return;
+    }
     Value target = epilogue ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
@@ -721,6 +863,71 @@ private:
         else
           vector::StoreOp::create(b, loc, acc, target, at);
       }
+  }
+
+  /// Stores the tile (`rows` pixels x `width` channels from `pixel0` and
+  /// `channel0`, accumulators row-major) transposed, into Y[batch][channel]
+  /// [pixel]: each vector's column of the tile, padded to `block` (rows
+  /// rounded up to a power of 2) pixels, is transposed in registers
+  /// (transposeBlock); then every channel is `block` consecutive pixels,
+  /// stored (masked to `rows`) after the epilogue is applied on them.
+  void storeTransposed(ValueRange acc, int64_t rows, int64_t width, Value batch,
+                       Value pixel0, Value channel0) {
+    int64_t vectors = llvm::divideCeil(width, lanes);
+    int64_t block = llvm::PowerOf2Ceil(rows);
+    Value mask;
+    if (rows < block)
+      mask = vector::ConstantMaskOp::create(
+          b, loc, VectorType::get({block}, b.getI1Type()),
+          ArrayRef<int64_t>{rows});
+    Value zero = zeroVector(lanes);
+    Value target = epilogue ? epilogue->output() : out;
+    Value row0 = add(mul(batch, shape.n), channel0);
+    for (int64_t j = 0; j < vectors; ++j) {
+      SmallVector<Value> columns;
+      for (int64_t r = 0; r < block; ++r)
+        columns.push_back(r < rows ? acc[r * vectors + j] : zero);
+      transposeBlock(columns);
+      // Channel i of this vector: vector i mod block, lanes from
+      // (i / block) * block.
+      for (int64_t i = 0; i < lanes && j * lanes + i < width; ++i) {
+        Value pixels = lanesOf(columns[i % block], (i / block) * block, block);
+        Value row = add(row0, j * lanes + i);
+        if (epilogue)
+          pixels = epilogue->apply(b, loc, pixels, row, pixel0, mask);
+        if (mask)
+          vector::MaskedStoreOp::create(b, loc, target, ValueRange{row, pixel0},
+                                        mask, pixels);
+        else
+          vector::StoreOp::create(b, loc, pixels, target,
+                                  ValueRange{row, pixel0});
+      }
+    }
+  }
+
+  /// Transposes `vectors` (a power of 2, at most `lanes` of them) in place
+  /// as a block of `vectors` rows x `lanes` columns: stage k swaps bit k of
+  /// the vector index with bit k of the lane index, by two 2-source
+  /// shuffles per pair of vectors. Afterwards element (r, c) is in vector
+  /// c mod n, lane (c / n) * n + r, for n vectors: each column's n values
+  /// are consecutive lanes.
+  void transposeBlock(MutableArrayRef<Value> vectors) {
+    int64_t n = vectors.size();
+    for (int64_t step = 1; step < n; step *= 2) {
+      SmallVector<int64_t> low, high;
+      for (int64_t l = 0; l < lanes; ++l) {
+        bool upper = l & step;
+        low.push_back(upper ? lanes + l - step : l);
+        high.push_back(upper ? lanes + l : l + step);
+      }
+      for (int64_t a = 0; a < n; ++a) {
+        if (a & step)
+          continue;
+        Value x = vectors[a], y = vectors[a + step];
+        vectors[a] = vector::ShuffleOp::create(b, loc, x, y, low);
+        vectors[a + step] = vector::ShuffleOp::create(b, loc, x, y, high);
+      }
+    }
   }
 
   /// An implicit GEMM's steps of k for channel `channel` (B row `bRow`):
@@ -862,6 +1069,9 @@ private:
   std::optional<SmallVector<float>> lhsData, rhsData;
   /// The packed copies, or null where the tiles read the operand in place.
   Value packedA, packedB;
+  /// The copy C^T the tiles are stored through, transposed
+  /// (findTransposingCopy), or null.
+  linalg::GenericOp transposeCopy;
   /// The elementwise work applied on the tiles before they are stored.
   std::optional<kiln::Epilogue> epilogue;
   /// An implicit GEMM's shift per row of its window (createTapRowTable).

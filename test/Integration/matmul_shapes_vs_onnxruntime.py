@@ -68,6 +68,7 @@ CASES = [
     # Row pitches of 2 KiB: A (K = 512) and a run-time B (N = 512) are packed
     # per call; the other cases read them in place.
     ("packed_a", [20, 512], [512, 40], True, False),
+    ("packed_a_batched", [2, 10, 1024], [2, 1024, 24], False, True),
     ("packed_runtime_b", [2, 12, 64], [2, 64, 520], False, False),
     # Enough work for the tile loop to be split across the thread pool.
     ("threaded", [100, 256], [256, 200], True, False),

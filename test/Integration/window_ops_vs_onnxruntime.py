@@ -8,9 +8,9 @@ tiles, checked against ONNX Runtime:
   stores), with 9 taps unrolled and 49 in a loop over the window's rows;
 - dense convolutions as im2col + matmul with the output channels as rows,
   and with the output pixels as rows (the transposed im2col matrix read in
-  place, the filters packed transposed at compile time, then a transposed
-  copy into which bias, residual and ReLU fuse), with ragged row tiles and
-  ragged panels on both;
+  place, the filters packed transposed at compile time, each tile transposed
+  in registers and stored with bias, residual and ReLU applied), with ragged
+  row tiles (1 row; 3 rows stored masked) and ragged panels on both;
 - windows that stride along the row with several taps (a stride-2 3x3
   convolution, depthwise convolution, max and average pool), whose input is
   split into phases, including ceil_mode's extra padding and a dilated
@@ -96,9 +96,9 @@ class Case:
 
 def pixels_as_rows():
     # 64 channels x 49 pixels, 576 steps of reduction: the pixels as rows (6
-    # full tiles and one of 1 row), with bias, a residual add (a 1x1
-    # convolution, channels as rows: 64 steps do not pay for the transposed
-    # copy) and ReLU after the transposed copy.
+    # full tiles and one of 1 row), stored transposed by the kernel with
+    # bias, a residual add (a 1x1 convolution, also pixels as rows) and ReLU
+    # applied on the registers.
     case = Case("pixels_as_rows", 64, 7)
     skip = case.conv(64, 1)
     case.conv(64, 3, pad=1, source="X")
@@ -107,10 +107,20 @@ def pixels_as_rows():
 
 
 def pixels_as_rows_ragged_panel():
-    # 72 channels (two panels and a masked third) x 9 pixels, strided, 144
+    # 72 channels (two panels and a masked third) x 49 pixels, strided, 144
     # steps of reduction.
-    case = Case("pixels_as_rows_ragged_panel", 16, 6)
+    case = Case("pixels_as_rows_ragged_panel", 16, 13)
     case.conv(72, 3, stride=2, pad=1)
+    return case
+
+
+def pixels_as_rows_masked_tile():
+    # 5 x 7 = 35 pixels (pads only left and right): 4 tiles of 8 and one of
+    # 3 rows, transposed as 4 and stored masked to 3 pixels (on AVX2, every
+    # 6-row tile is transposed as 8 and stored masked); 64 channels, 288
+    # steps of reduction, ReLU.
+    case = Case("pixels_as_rows_masked_tile", 32, 7)
+    case.op("Relu", [case.conv(64, 3, pad=[0, 1, 0, 1])])
     return case
 
 
@@ -223,7 +233,8 @@ def pools():
     return case
 
 
-CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, channels_as_rows,
+CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
+         channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          implicit_gemm, pools]

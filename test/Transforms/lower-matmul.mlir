@@ -16,6 +16,13 @@
 // CHECK-NOT: linalg.fill
 // CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x512x8xf32>
 // CHECK: %[[BP:.*]] = memref.get_global @__constant_w_packed : memref<2x512x32xf32>
+// A is packed by blocks of 8 rows x 16 k's, transposed in registers: 8
+// loads, 3 stages of shuffles, each k's 8 values one 8-wide store.
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c512{{.*}} step %c16
+// CHECK-COUNT-8: vector.load %arg0
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]}
+// CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x512x8xf32>, vector<8xf32>
 // CHECK: scf.for
 // CHECK: vector.load %[[BP]]
 // CHECK: vector.broadcast
@@ -24,7 +31,9 @@
 // CHECK: vector.maskedstore
 // CHECK-NOT: linalg.generic
 // AVX2-LABEL: func.func @weights
-// AVX2: memref.alloc() {alignment = 64 : i64} : memref<2x512x6xf32>
+// AVX2: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x512x6xf32>
+// AVX2: %[[SIX:.*]] = vector.constant_mask [6] : vector<8xi1>
+// AVX2: vector.maskedstore %[[AP]][%{{.*}}, %{{.*}}, %{{.*}}], %[[SIX]]
 // AVX2: vector.fma {{.*}} : vector<8xf32>
 memref.global "private" constant @__constant_w : memref<512x40xf32> = dense<1.0>
 func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
@@ -142,11 +151,12 @@ func.func @pixels_as_rows(%a: memref<2x18x49xf32>, %c: memref<2x49x40xf32>) {
 #out = affine_map<(m, n, k) -> (m, n)>
 
 // A transposed A whose rows (here the M = 512 floats of one k) are 2 KiB
-// apart is packed per call like any other A.
+// apart is packed per call like any other A: a tile's 8 values of one k
+// are consecutive, one vector copy.
 // CHECK-LABEL: func.func @transposed_a_packed
 // CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x4x8xf32>
-// CHECK: memref.load %arg0
-// CHECK: memref.store %{{.*}}, %[[AP]]
+// CHECK: %[[V:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<4x512xf32>, vector<8xf32>
+// CHECK: vector.store %[[V]], %[[AP]]
 // CHECK: vector.fma
 func.func @transposed_a_packed(%a: memref<4x512xf32>, %b: memref<4x16xf32>, %c: memref<512x16xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
@@ -415,6 +425,68 @@ func.func @short_reduction(%a: memref<20x16xf32>, %c: memref<20x600xf32>) {
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, k, m)>
+#rhs = affine_map<(b, m, n, k) -> (n, k)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+#swap = affine_map<(b, o, p) -> (b, p, o)>
+#id3 = affine_map<(b, o, p) -> (b, o, p)>
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#per_channel = affine_map<(n, c, h, w) -> (c, 0, 0)>
+
+// Pixels as rows followed by the copy Y[b][o][p] = T[b][p][o] (T's only
+// reader) and a bias + ReLU over Y: the tiles are transposed in registers
+// (3 stages of shuffles for 8 pixel rows) and each channel's 8 pixels are
+// stored into Y (viewed [20, 11]) after the epilogue; the copy is gone
+// (T's allocation, now unused, goes at the next canonicalization). 11
+// pixels: a tile of 8 and one of 3 (transposed as 4, stores masked to 3
+// lanes); 20 channels: one panel, its second vector 4 wide (channels past
+// 20 are not stored).
+// CHECK-LABEL: func.func @pixels_as_rows_stored_transposed
+// CHECK: %[[Y:.*]] = memref.expand_shape %{{.*}} output_shape [20, 11]
+// CHECK: vector.fma
+// CHECK: vector.shuffle
+// CHECK: %[[PIXELS:.*]] = vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK: memref.load %{{.*}}
+// CHECK: arith.maximumf
+// CHECK: vector.store %{{.*}}, %[[Y]][%{{.*}}, %{{.*}}] : memref<20x11xf32>, vector<8xf32>
+// CHECK: %[[THREE:.*]] = vector.constant_mask [3] : vector<4xi1>
+// CHECK: vector.maskedstore %[[Y]][%{{.*}}, %{{.*}}], %[[THREE]], %{{.*}} : memref<20x11xf32>, vector<4xi1>, vector<4xf32>
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_tfilters : memref<20x4xf32> = dense<1.0>
+func.func @pixels_as_rows_stored_transposed(%a: memref<1x4x11xf32>, %bias: memref<20x1x1xf32>, %y: memref<1x20x11x1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_tfilters : memref<20x4xf32>
+  %t = memref.alloc() : memref<1x11x20xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x11x20xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x4x11xf32>, memref<20x4xf32>) outs(%t : memref<1x11x20xf32>) {
+  ^bb0(%x: f32, %f: f32, %acc: f32):
+    %p = arith.mulf %x, %f : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %c = memref.alloc() : memref<1x20x11xf32>
+  linalg.generic {indexing_maps = [#swap, #id3],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t : memref<1x11x20xf32>) outs(%c : memref<1x20x11xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  %image = memref.expand_shape %c [[0], [1], [2, 3]] output_shape [1, 20, 11, 1] : memref<1x20x11xf32> into memref<1x20x11x1xf32>
+  linalg.generic {indexing_maps = [#id4, #per_channel, #id4],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%image, %bias : memref<1x20x11x1xf32>, memref<20x1x1xf32>) outs(%y : memref<1x20x11x1xf32>) {
+  ^bb0(%v: f32, %bb: f32, %o: f32):
+    %s = arith.addf %v, %bb : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
   }
   return
 }

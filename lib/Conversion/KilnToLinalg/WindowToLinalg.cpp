@@ -192,24 +192,24 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
 
 /// Whether a convolution's matmul runs faster with the output pixels as
 /// rows than with the output channels as rows. The register tile is (at
-/// most) 8 rows x 32 columns, so a 7 x 7 output (49 pixels) as columns fills
-/// 49 of 64 lanes, and as rows 49 of 56. The saving is paid for by the
-/// transposing copy back to [channels, pixels], which costs about as much
-/// per element as 64 FMA lanes (2 cycles); the saving scales with the
-/// reduction length. Measured on Zen 4 (1 thread): 3x3 512 -> 512 at 7x7
-/// (saving/copy ratio 750) 3755 -> 2463 us and 1x1 960 -> 160 at 7x7 (157)
-/// 172 -> 151 us with pixels as rows; 1x1 160 -> 960 at 7x7 (26) 199 -> 216
-/// us, 96 -> 576 at 14x14 (12) 226 -> 307 and 32 -> 192 at 28x28 (0.65)
-/// 114 -> 240 us slower.
+/// most) 8 rows x 2 vectors of 16, and a ragged panel takes whole vectors,
+/// so a 7 x 7 output (49 pixels) as columns fills 49 of 64 lanes, and as
+/// rows 49 of 56. With the pixels as rows, kiln-lower-matmul transposes each
+/// tile in registers and stores it as [channels, pixels] (about 3 FMA lanes
+/// per element: shuffles and 8-wide stores), a cost a short reduction does
+/// not amortize. Measured on Zen 4 (1 thread), pixels as rows: 1x1 160 ->
+/// 960 at 7x7 169 -> 138 us, 1x1/2 256 -> 512 at 14x14 146 -> 120, 1x1/2
+/// 128 -> 256 at 28x28 122 -> 117, 96 -> 576 at 14x14 199 -> 193; 32 -> 192
+/// at 28x28 (no lanes saved, K = 32) 85 -> 95 us slower.
 bool pixelsAsRowsPays(int64_t channels, int64_t pixels, int64_t reduction) {
-  constexpr int64_t kTileRows = 8, kTileColumns = 32;
-  constexpr int64_t kTransposeCostInLanes = 64;
+  constexpr int64_t kTileRows = 8, kTileColumns = 16;
+  constexpr int64_t kTransposedStoreCostInLanes = 3;
   auto padded = [](int64_t x, int64_t to) { return llvm::alignTo(x, to); };
   int64_t asRows = padded(pixels, kTileRows) * padded(channels, kTileColumns);
   int64_t asColumns =
       padded(channels, kTileRows) * padded(pixels, kTileColumns);
   return (asColumns - asRows) * reduction >
-         channels * pixels * kTransposeCostInLanes;
+         channels * pixels * kTransposedStoreCostInLanes;
 }
 
 /// Whether `filter` is a compile-time constant: a kiln.constant, or the
@@ -325,7 +325,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
                                 iterators, detail::multiplyAccumulate)
           .getResult(0);
   if (pixelsAsRows) {
-    // Y[n][o][p] = T[n][p][o]: a copy the bias and activation fuse into.
+    // Y[n][o][p] = T[n][p][o]: a copy kiln-lower-matmul folds into the
+    // kernel (transposed stores), the bias and activation applied on them.
     auto resultType =
         RankedTensorType::get({batch, outChannels, pixels}, elementType);
     SmallVector<AffineMap> transposeMaps = {
@@ -594,7 +595,6 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
     bool shifted =
         implicitGemm && groups == 1 && elementType.isF32() &&
-        !pixelsAsRows(op) &&
         shiftedMatmulPays(
             kernel, op.getStrides(), op.getDilations(), outSpatial,
             cast<RankedTensorType>(op.getInput().getType()).getDimSize(3),
@@ -626,19 +626,6 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   }
 
 private:
-  /// Whether convAsMatmul would put the output pixels as the rows.
-  static bool pixelsAsRows(ConvOp op) {
-    auto type = cast<RankedTensorType>(op.getType());
-    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
-    int64_t pixels = 1, reduction = 1;
-    for (int64_t p : type.getShape().drop_front(2))
-      pixels *= p;
-    for (int64_t k : filterType.getShape().drop_front(1))
-      reduction *= k;
-    return isConstantFilter(op.getFilter()) &&
-           pixelsAsRowsPays(type.getDimSize(1), pixels, reduction);
-  }
-
   /// `result` plus the bias [O], broadcast over the spatial dims.
   static Value addBias(OpBuilder &b, Location loc, Value result, Value bias) {
     if (!bias)
