@@ -44,6 +44,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <limits>
+
 namespace kiln {
 #define GEN_PASS_DEF_LOWERMATMUL
 #include "kiln/Transforms/Passes.h.inc"
@@ -63,6 +65,10 @@ constexpr int64_t kPanelsPerSweep = 16;
 
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
+
+/// Cycles from one FMA to the next on the same accumulator (Zen 4, Intel
+/// since Skylake: 4).
+constexpr int64_t kFMALatency = 4;
 
 /// A matmul as convert-kiln-to-linalg writes it, on dense f32 buffers:
 /// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n], where lhs may be stored
@@ -294,10 +300,11 @@ public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
                 int64_t mr, int64_t nrVectors, bool useFMA,
                 SymbolTable &symbols)
-      : op(op), shape(shape), lanes(lanes), mr(mr), nrVectors(nrVectors),
+      : op(op), shape(shape), lanes(lanes),
+        mr(tileRows(shape.m, mr, nrVectors)), nrVectors(nrVectors),
         nr(lanes * nrVectors), useFMA(useFMA), symbols(symbols), b(op),
         loc(op.getLoc()) {
-    mTiles = llvm::divideCeil(shape.m, mr);
+    mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
     vectorType = VectorType::get({lanes}, f32);
@@ -366,6 +373,29 @@ public:
   }
 
 private:
+  /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
+  /// tiles take the fewest cycles per step of k, where a tile of r rows
+  /// takes r x `vectors` FMAs but at least kFMALatency cycles (each
+  /// accumulator is one chain of dependent FMAs). 49 rows (a 7x7 output as
+  /// rows) are 7 tiles of 7, not 6 of 8 and a 1-row tile that waits on
+  /// the FMA latency for 2 FMAs a step.
+  static int64_t tileRows(int64_t m, int64_t maxRows, int64_t vectors) {
+    auto cycles = [&](int64_t rows) {
+      return std::max(rows * vectors, kFMALatency);
+    };
+    int64_t best = maxRows, bestCost = std::numeric_limits<int64_t>::max();
+    for (int64_t rows = maxRows; rows >= std::max<int64_t>(1, maxRows / 2);
+         --rows) {
+      int64_t cost =
+          m / rows * cycles(rows) + (m % rows ? cycles(m % rows) : 0);
+      if (cost < bestCost) {
+        best = rows;
+        bestCost = cost;
+      }
+    }
+    return best;
+  }
+
   /// Whether an operand read in place, `cols` floats per row, would have
   /// the tile's loads of consecutive rows collide in the same L1 sets (a row
   /// pitch that is a multiple of 2 KiB), so copying it is worth the pass.
@@ -998,12 +1028,25 @@ private:
   /// over the input's row pitch): a vector spans at most two lines (width >=
   /// lanes), so its kept lanes are two runs, [0, width - ow) of line `line`
   /// and [pitch - ow, pitch - ow + width) of the next, each stored with a
-  /// mask where the line's kept part is in the output.
+  /// mask where the line's kept part is in the output; a vector inside one
+  /// line's kept part is one plain store.
   void storeSlicedLines(Value acc, Value row, Value column) {
     int64_t pitch = epilogue->getPitch(), width = epilogue->getWidth();
     int64_t lines = shape.n / pitch;
     Value line = arith::DivUIOp::create(b, loc, column, index(pitch));
     Value at = arith::RemUIOp::create(b, loc, column, index(pitch));
+    // Most vectors lie inside one line's kept part: one plain store (masked
+    // stores cost more, a lot more on AVX2).
+    Value inLine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                         add(at, lanes), index(width));
+    auto split = scf::IfOp::create(b, loc, inLine, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(split.thenBlock()->getTerminator());
+    Value inLineColumn = add(mul(line, width), at);
+    vector::StoreOp::create(
+        b, loc, epilogue->apply(b, loc, acc, row, inLineColumn, Value()),
+        epilogue->output(), ValueRange{row, inLineColumn});
+    b.setInsertionPoint(split.elseBlock()->getTerminator());
     auto maskBelow = [&](Value count) {
       return vector::CreateMaskOp::create(
           b, loc, VectorType::get({lanes}, b.getI1Type()), ValueRange{count});
@@ -1015,10 +1058,17 @@ private:
     auto sub = [&](Value x, Value y) {
       return arith::SubIOp::create(b, loc, x, y);
     };
+    // An epilogue that reads nothing along the columns (a bias per channel,
+    // an activation) is applied once for both parts.
+    Value applied;
+    if (epilogue->isColumnInvariant())
+      applied = epilogue->apply(b, loc, acc, row, index(0), Value());
     auto storePart = [&](Value valid, Value outColumn, Value mask) {
       // An empty part stores nothing, at a column that is in bounds.
       outColumn = arith::SelectOp::create(b, loc, valid, outColumn, index(0));
-      Value value = epilogue->apply(b, loc, acc, row, outColumn, mask);
+      Value value = applied
+                        ? applied
+                        : epilogue->apply(b, loc, acc, row, outColumn, mask);
       vector::MaskedStoreOp::create(b, loc, epilogue->output(),
                                     ValueRange{row, outColumn}, mask, value);
     };

@@ -60,6 +60,14 @@ public:
   void prefetch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
                 mlir::Value column, int64_t count);
 
+  /// Whether no input is read along the columns (only per row, scalars
+  /// and the result): `apply` then gives the same values at any column.
+  bool isColumnInvariant() const {
+    return llvm::none_of(inputs, [](const Input &input) {
+      return input.access == Access::Full || input.access == Access::Columns;
+    });
+  }
+
   /// The epilogue's output as a [rows, columns] view, where the values
   /// `apply` returns are stored.
   mlir::Value output() const { return stored; }
