@@ -490,3 +490,36 @@ func.func @pixels_as_rows_stored_transposed(%a: memref<1x4x11xf32>, %bias: memre
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, k, m)>
+#rhs = affine_map<(b, m, n, k) -> (n, k)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// An im2col matrix as a transposed A with a long reduction (K = 1024): a
+// 16-lane tile reads it in place, one row per step of k; an 8-lane tile's
+// steps are too short to hide those reads, so it packs A per call
+// (stepsOutrunRows).
+// CHECK-LABEL: func.func @long_reduction_transposed_a
+// CHECK-NOT: memref.alloc
+// CHECK: vector.fma
+// AVX2-LABEL: func.func @long_reduction_transposed_a
+// AVX2: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1024x6xf32>
+// AVX2: vector.maskedstore %[[AP]]
+// AVX2: vector.fma
+memref.global "private" constant @__constant_long_filters : memref<16x1024xf32> = dense<1.0>
+func.func @long_reduction_transposed_a(%a: memref<1x1024x10xf32>, %c: memref<1x10x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_long_filters : memref<16x1024xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x10x16xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x1024x10xf32>, memref<16x1024xf32>) outs(%c : memref<1x10x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
