@@ -24,8 +24,10 @@
 //    division: kiln::Epilogue) is applied on the register.
 // The buffer's padding (0, or -inf for max pooling) is written once per
 // task; only the plane's interior is rewritten per channel (a copy for
-// stride 1, a deinterleave by shuffles for stride 2 along the row). The
-// tensor.pad that fed the op is no longer needed and is erased.
+// stride 1, a deinterleave by shuffles for stride 2 along the row; with one
+// phase, a row's tail is stored as a whole vector holding the pad value
+// past the row). The tensor.pad that fed the op is no longer needed and is
+// erased.
 //
 //===----------------------------------------------------------------------===//
 
@@ -442,29 +444,51 @@ private:
   void layOutPlane(Value plane) {
     const PlaneLayout &l = layout;
     int64_t rows = inputRows(), columns = inputColumns();
-    forLoop(0, rows, [&](Value y) {
-      Value padded = add(y, l.top);
-      Value phase = arith::RemUIOp::create(b, loc, padded, index(l.strideH));
-      Value phaseRow = arith::DivUIOp::create(b, loc, padded, index(l.strideH));
-      // Buffer offset of padded row `padded`, phase column 0.
-      Value rowBase = arith::AddIOp::create(
-          b, loc, mul(phase, l.phaseOffset(1, 0)), mul(phaseRow, l.pitch));
-      Value inRow = mul(y, l.width);
-      if (l.strideW == 1)
-        copyRow(plane, inRow, rowBase, columns);
-      else
-        deinterleaveRow(plane, inRow, rowBase, columns);
-    });
+    auto layOutRows = [&](int64_t first, int64_t end, bool spill) {
+      forLoop(first, end, [&](Value y) {
+        Value padded = add(y, l.top);
+        Value phase = arith::RemUIOp::create(b, loc, padded, index(l.strideH));
+        Value phaseRow =
+            arith::DivUIOp::create(b, loc, padded, index(l.strideH));
+        // Buffer offset of padded row `padded`, phase column 0.
+        Value rowBase = arith::AddIOp::create(
+            b, loc, mul(phase, l.phaseOffset(1, 0)), mul(phaseRow, l.pitch));
+        Value inRow = mul(y, l.width);
+        if (l.strideW == 1)
+          copyRow(plane, inRow, rowBase, columns, spill);
+        else
+          deinterleaveRow(plane, inRow, rowBase, columns);
+      });
+    };
+    // With one phase, a row's tail may be stored whole: its lanes past the
+    // row hold the pad value, and land on padding or on later rows, which
+    // are copied afterwards. The last rows, whose tail could reach past the
+    // buffer, keep a masked store (masked stores are slow on AVX2).
+    int64_t spilling =
+        l.strideH == 1 && l.strideW == 1
+            ? std::max<int64_t>(0, rows - llvm::divideCeil(lanes, l.pitch) - 1)
+            : 0;
+    layOutRows(0, spilling, /*spill=*/true);
+    layOutRows(spilling, rows, /*spill=*/false);
   }
 
-  /// Stride 1: the row's `columns` floats to rowBase + left.
-  void copyRow(Value plane, Value inRow, Value rowBase, int64_t columns) {
+  /// Stride 1: the row's `columns` floats to rowBase + left; with `spill`,
+  /// the last chunk is stored whole, the pad value past the row.
+  void copyRow(Value plane, Value inRow, Value rowBase, int64_t columns,
+               bool spill) {
     auto chunk = [&](Value x, int64_t count) {
-      Value v =
-          load(source, {plane, arith::AddIOp::create(b, loc, inRow, x)}, count);
-      store(v, buffer,
-            {add(arith::AddIOp::create(b, loc, rowBase, x), layout.left)},
-            count);
+      Value from = arith::AddIOp::create(b, loc, inRow, x);
+      Value to = add(arith::AddIOp::create(b, loc, rowBase, x), layout.left);
+      if (spill && count < lanes) {
+        Value pad =
+            vector::BroadcastOp::create(b, loc, vectorType, padScalar());
+        Value v = vector::MaskedLoadOp::create(b, loc, vectorType, source,
+                                               ValueRange{plane, from},
+                                               mask(count), pad);
+        store(v, buffer, {to}, lanes);
+        return;
+      }
+      store(load(source, {plane, from}, count), buffer, {to}, count);
     };
     int64_t full = columns / lanes;
     forLoop(0, full, [&](Value i) { chunk(mul(i, lanes), lanes); });

@@ -27,7 +27,14 @@
 // CHECK: vector.maskedstore %[[BUF]][%c71{{.*}}]
 // CHECK: %[[M3:.*]] = vector.constant_mask [3]
 // CHECK: vector.maskedstore %[[BUF]][%c81{{.*}}], %[[M3]]
+// Rows 0-3 store their 7 floats as a whole vector (the 9 lanes past the row
+// hold the pad value and land on padding or rows copied later); rows 4-6,
+// whose vector could reach past the buffer, store masked.
 // CHECK: scf.for %[[PLANE:.*]] =
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4
+// CHECK: %[[ROW:.*]] = vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
+// CHECK-NEXT: vector.store %[[ROW]], %[[BUF]]
+// CHECK: scf.for %{{.*}} = %c4{{.*}} to %c7
 // CHECK: vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
 // CHECK: vector.maskedstore %[[BUF]]
 // CHECK: %[[T0:.*]] = vector.load %[[BUF]][%c0{{.*}}]
