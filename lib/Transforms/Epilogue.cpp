@@ -1,6 +1,7 @@
 //===- Epilogue.cpp - elementwise work applied on a kernel's registers ---===//
 
 #include "kiln/Transforms/Epilogue.h"
+#include "kiln/Transforms/KernelEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -137,13 +138,7 @@ std::optional<Epilogue::Input> Epilogue::classify(AffineMap map,
 std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
                                        int64_t rows, int64_t columns,
                                        bool allowSlicedLines) {
-  // Skip the views and allocations bufferization puts in between.
-  Operation *next = producer->getNextNode();
-  while (next &&
-         (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
-          isa<ViewLikeOpInterface>(next)))
-    next = next->getNextNode();
-  auto op = dyn_cast_or_null<linalg::GenericOp>(next);
+  auto op = dyn_cast_or_null<linalg::GenericOp>(nextComputeOp(producer));
   if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops() ||
       !isVectorizableBody(op.getRegion().front()))

@@ -471,23 +471,12 @@ private:
   linalg::GenericOp findTransposingCopy() {
     Value product = op.getDpsInits()[0];
     auto productType = cast<MemRefType>(product.getType());
+    linalg::FillOp fill = zeroFill();
     if (!shape.tapOffsets.empty() || llvm::PowerOf2Ceil(mr) > uint64_t(lanes) ||
-        productType.getRank() != 3 || !zeroFill())
+        productType.getRank() != 3 || !fill)
       return nullptr;
-    Operation *next = op->getNextNode();
-    while (next &&
-           (isa<memref::AllocOp, memref::AllocaOp, arith::ConstantOp>(next) ||
-            isa<ViewLikeOpInterface>(next)))
-      next = next->getNextNode();
-    auto copy = dyn_cast_or_null<linalg::GenericOp>(next);
-    if (!copy || !copy.hasPureBufferSemantics() ||
-        copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
-        copy.getDpsInputs()[0] != product ||
-        copy.getNumParallelLoops() != copy.getNumLoops())
-      return nullptr;
-    Block &body = copy.getRegion().front();
-    if (body.getOperations().size() != 1 ||
-        body.getTerminator()->getOperand(0) != body.getArgument(0))
+    auto copy = dyn_cast_or_null<linalg::GenericOp>(kiln::nextComputeOp(op));
+    if (!copy || !kiln::isBufferCopy(copy) || copy.getDpsInputs()[0] != product)
       return nullptr;
     MLIRContext *context = op.getContext();
     auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
@@ -501,7 +490,7 @@ private:
             ArrayRef<int64_t>{shape.batch, shape.n, shape.m})
       return nullptr;
     for (Operation *user : product.getUsers())
-      if (user != op && user != copy && user != zeroFill())
+      if (user != op && user != copy && user != fill)
         return nullptr;
     // The kernel goes where the copy is, after Y's allocation.
     b.setInsertionPoint(copy);

@@ -423,8 +423,11 @@ private:
         int64_t base = l.phaseOffset(ph, pw);
         auto [r0, r1] =
             interior(l.top, inputRows(), ph, l.strideH, l.phaseRows);
-        auto [c0, c1] =
+        // (Named values: a lambda may not capture structured bindings in
+        // C++17.)
+        std::pair<int64_t, int64_t> columns =
             interior(l.left, inputColumns(), pw, l.strideW, l.pitch);
+        int64_t c0 = columns.first, c1 = columns.second;
         if (r0 >= r1 || c0 >= c1) {
           fillRange(index(base), planeSize);
           continue;

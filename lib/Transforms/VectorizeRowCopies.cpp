@@ -110,15 +110,7 @@ std::optional<RowSource> rowSource(Value source, AffineMap map) {
 /// The source of `op` when it is a copy this pass vectorizes (see the pass
 /// description).
 std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
-      op.getNumLoops() != op.getNumParallelLoops())
-    return std::nullopt;
-  Block *body = op.getBlock();
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (body->getOperations().size() != 1 || !yield ||
-      yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != body->getArgument(0))
+  if (!kiln::isBufferCopy(op))
     return std::nullopt;
   Value source = op.getDpsInputOperand(0)->get();
   Value target = op.getDpsInitOperand(0)->get();

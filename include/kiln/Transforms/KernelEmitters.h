@@ -1,16 +1,21 @@
 //===- KernelEmitters.h - shared by the passes that emit vector kernels ---===//
 //
-// kiln-lower-matmul and kiln-lower-window-ops replace linalg ops on buffers
-// with their own vector loops; kiln-outline-parallel-loops then hands their
-// parallel loops to the thread pool.
+// kiln-lower-matmul, kiln-lower-window-ops and kiln-vectorize-row-copies
+// replace linalg ops on buffers with their own vector loops;
+// kiln-outline-parallel-loops then hands their parallel loops to the thread
+// pool. kiln::Epilogue finds the elementwise op after such a kernel.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_TRANSFORMS_KERNELEMITTERS_H
 #define KILN_TRANSFORMS_KERNELEMITTERS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace kiln {
 
@@ -25,6 +30,31 @@ inline bool isDenseF32Buffer(mlir::Value value) {
   auto type = mlir::dyn_cast<mlir::MemRefType>(value.getType());
   return type && type.hasStaticShape() && type.getLayout().isIdentity() &&
          type.getElementType().isF32();
+}
+
+/// The op after `op` in its block, past the allocations, constants and
+/// views bufferization puts between a producer and its consumer (null at
+/// the block's end).
+inline mlir::Operation *nextComputeOp(mlir::Operation *op) {
+  mlir::Operation *next = op->getNextNode();
+  while (next && (mlir::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp,
+                            mlir::arith::ConstantOp>(next) ||
+                  mlir::isa<mlir::ViewLikeOpInterface>(next)))
+    next = next->getNextNode();
+  return next;
+}
+
+/// Whether `op` is a copy on buffers: one input, one output, every loop
+/// parallel, and a body that yields the input element.
+inline bool isBufferCopy(mlir::linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumLoops() == 0 ||
+      op.getNumLoops() != op.getNumParallelLoops())
+    return false;
+  mlir::Block *body = op.getBlock();
+  mlir::Operation *yield = body->getTerminator();
+  return body->getOperations().size() == 1 && yield->getNumOperands() == 1 &&
+         yield->getOperand(0) == body->getArgument(0);
 }
 
 } // namespace kiln
