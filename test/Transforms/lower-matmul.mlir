@@ -523,3 +523,94 @@ func.func @long_reduction_transposed_a(%a: memref<1x1024x10xf32>, %c: memref<1x1
   }
   return
 }
+
+// -----
+
+#window = affine_map<(n, c, kh, kw, h, w) -> (n, c, h + kh, w + kw)>
+#id6 = affine_map<(n, c, kh, kw, h, w) -> (n, c, kh, kw, h, w)>
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A batched im2col matrix (B, written by a copy that reads image n for
+// image n) is made one image at a time inside the batch loop, into a
+// buffer of one image, right before that image's tiles: the whole batch's
+// matrix would leave the cache before the matmul reads it back. The
+// batch's buffer and copy are gone.
+// CHECK-LABEL: func.func @im2col_per_image
+// CHECK-NOT: memref<2x2x3x3x4x4xf32>
+// CHECK: %[[IMAGE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x3x3x4x4xf32>
+// CHECK: %[[VIEW:.*]] = memref.collapse_shape %[[IMAGE]] {{\[}}[0], [1, 2, 3], [4, 5]] : memref<1x2x3x3x4x4xf32> into memref<1x18x16xf32>
+// CHECK: %[[B:.*]] = memref.collapse_shape %[[VIEW]] {{\[}}[0, 1], [2]] : memref<1x18x16xf32> into memref<18x16xf32>
+// CHECK: scf.for %[[N:.*]] = %c0{{.*}} to %c2{{.*}}
+// CHECK: %[[X:.*]] = memref.subview %arg0[%[[N]], 0, 0, 0] [1, 2, 6, 6] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : {{.*}}) outs(%[[IMAGE]] : memref<1x2x3x3x4x4xf32>)
+// CHECK: scf.parallel
+// CHECK: vector.load %[[B]]
+// CHECK: vector.fma
+// CHECK-NOT: memref<2x2x3x3x4x4xf32>
+memref.global "private" constant @__constant_im2col_filters : memref<8x18xf32> = dense<1.0>
+func.func @im2col_per_image(%x: memref<2x2x6x6xf32>, %c: memref<2x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_im2col_filters : memref<8x18xf32>
+  %col = memref.alloc() {alignment = 64 : i64} : memref<2x2x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#window, #id6],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x2x6x6xf32>) outs(%col : memref<2x2x3x3x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  %b = memref.collapse_shape %col [[0], [1, 2, 3], [4, 5]] : memref<2x2x3x3x4x4xf32> into memref<2x18x16xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x8x16xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %b : memref<8x18xf32>, memref<2x18x16xf32>) outs(%c : memref<2x8x16xf32>) {
+  ^bb0(%f: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %f, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#window = affine_map<(n, c, kh, kw, h, w) -> (n, c, h + kh, w + kw)>
+#id6 = affine_map<(n, c, kh, kw, h, w) -> (n, c, kh, kw, h, w)>
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// The same matmul when the copy's input is written between the copy and
+// the matmul: copied later, an image would read the new values. The batch
+// matrix stays.
+// CHECK-LABEL: func.func @im2col_input_overwritten
+// CHECK: linalg.generic {{.*}} outs(%[[COL:.*]] : memref<2x2x3x3x4x4xf32>)
+// CHECK: linalg.fill
+// CHECK: scf.for
+// CHECK-NOT: linalg.generic
+// CHECK: vector.fma
+memref.global "private" constant @__constant_im2col_filters2 : memref<8x18xf32> = dense<1.0>
+func.func @im2col_input_overwritten(%x: memref<2x2x6x6xf32>, %c: memref<2x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_im2col_filters2 : memref<8x18xf32>
+  %col = memref.alloc() {alignment = 64 : i64} : memref<2x2x3x3x4x4xf32>
+  linalg.generic {indexing_maps = [#window, #id6],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
+      ins(%x : memref<2x2x6x6xf32>) outs(%col : memref<2x2x3x3x4x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%x : memref<2x2x6x6xf32>)
+  %b = memref.collapse_shape %col [[0], [1, 2, 3], [4, 5]] : memref<2x2x3x3x4x4xf32> into memref<2x18x16xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x8x16xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%w, %b : memref<8x18xf32>, memref<2x18x16xf32>) outs(%c : memref<2x8x16xf32>) {
+  ^bb0(%f: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %f, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
