@@ -387,121 +387,192 @@ public:
   }
 
 private:
-  /// A batched operand computed by a copy (an im2col matrix), made one
-  /// image at a time inside the batch loop (stagePerImage).
+  /// A batched operand computed by copies (an im2col matrix, an implicit
+  /// GEMM's laid-out input), made one image at a time inside the batch loop
+  /// (stagePerImage).
   struct StagedOperand {
-    linalg::GenericOp copy;
-    /// One image's buffer: the copy's output with a unit batch dim; and
-    /// as the matmul reads it (collapsed as the batch was).
+    /// The batch's buffer and the ops that write it, in order: copies into
+    /// it or a view of it, after at most one fill of all of it.
+    Value buffer;
+    SmallVector<Operation *> writers;
+    /// One image's buffer: the batch's with a unit batch dim; and as the
+    /// matmul reads it (collapsed as the batch was).
     Value image, view;
   };
 
-  /// A batched operand that is the whole output of a copy right before the
-  /// matmul, reading its input by image (an im2col matrix: Col[n] from
-  /// X[n]), is instead copied one image at a time inside the batch loop,
-  /// into a buffer of one image. Copied for the whole batch, it leaves the
-  /// cache before the matmul reads it back: ResNet's 3x3 256ch layer at
-  /// 14x14, batch 8, writes a 14 MB matrix and ran at 96 GFLOP/s, 110 at
-  /// batch 1.
+  /// A batched operand whose buffer is written right before the matmul by
+  /// copies that read image n for image n (an im2col matrix: Col[n] from
+  /// X[n]; an implicit GEMM's padded, phase-split input), after at most
+  /// one fill, is instead written one image at a time inside the batch
+  /// loop, into a buffer of one image; the fill (the padding, the same for
+  /// every image) once before the loop. Written for the whole batch, the
+  /// buffer leaves the cache before the matmul reads it back: ResNet's 3x3
+  /// 256ch layer at 14x14, batch 8, writes a 14 MB matrix and ran at 96
+  /// GFLOP/s, 110 at batch 1.
   std::optional<StagedOperand> stagePerImage(unsigned operand) {
     bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
-    if (shape.batch == 1 || !batched || !shape.tapOffsets.empty())
+    if (shape.batch == 1 || !batched)
       return std::nullopt;
     Value view = op.getDpsInputs()[operand];
     auto collapse = view.getDefiningOp<memref::CollapseShapeOp>();
     Value buffer = collapse ? collapse.getSrc() : view;
     if (!buffer.getDefiningOp<memref::AllocOp>() ||
         !kiln::isDenseF32Buffer(buffer) ||
-        (collapse && collapse.getReassociationIndices()[0].size() != 1) ||
+        (collapse && (collapse.getReassociationIndices()[0].size() != 1 ||
+                      !collapse->hasOneUse())) ||
         cast<MemRefType>(buffer.getType()).getDimSize(0) != shape.batch)
       return std::nullopt;
-    linalg::GenericOp copy;
-    for (Operation *user : buffer.getUsers()) {
-      auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (generic && !copy && generic.getDpsInits()[0] == buffer)
-        copy = generic;
-      else if (user != op && user != collapse)
+    StagedOperand staged{buffer, {}, {}, {}};
+    for (OpOperand &use : buffer.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == op || user == collapse)
+        continue;
+      Operation *writer = writerOf(use);
+      if (!writer)
         return std::nullopt;
+      staged.writers.push_back(writer);
     }
-    if (!copy || !kiln::isBufferCopy(copy) ||
-        (collapse && !collapse->hasOneUse()) || !readsByImage(copy) ||
-        !onlyViewsBetween(copy, op))
+    llvm::sort(staged.writers, [](Operation *x, Operation *y) {
+      return x->isBeforeInBlock(y);
+    });
+    if (staged.writers.empty() ||
+        !onlyWritersBetween(staged.writers, op.getOperation()))
       return std::nullopt;
+    for (Operation *writer : llvm::drop_begin(staged.writers))
+      if (isa<linalg::FillOp>(writer))
+        return std::nullopt;
     auto type = cast<MemRefType>(buffer.getType());
     SmallVector<int64_t> imageShape(type.getShape());
     imageShape[0] = 1;
-    Value image = memref::AllocOp::create(
+    staged.image = memref::AllocOp::create(
         b, loc, MemRefType::get(imageShape, f32), b.getI64IntegerAttr(64));
-    Value imageView =
+    staged.view =
         collapse ? memref::CollapseShapeOp::create(
-                       b, loc, image, collapse.getReassociationIndices())
+                       b, loc, staged.image, collapse.getReassociationIndices())
                        .getResult()
-                 : image;
-    return StagedOperand{copy, image, imageView};
+                 : staged.image;
+    if (auto fill = dyn_cast<linalg::FillOp>(staged.writers.front())) {
+      IRMapping mapping;
+      mapping.map(buffer, staged.image);
+      b.clone(*fill, mapping);
+    }
+    return staged;
   }
 
-  /// Whether `copy` writes its whole output in order and reads its input's
-  /// dim 0 at the output's dim 0 (image n from image n) and nowhere else.
-  static bool readsByImage(linalg::GenericOp copy) {
-    SmallVector<AffineMap> maps = copy.getIndexingMapsArray();
-    AffineExpr image = getAffineDimExpr(0, copy.getContext());
+  /// The op that writes the batch's buffer through `use` when it is one
+  /// stagePerImage can redo per image: a fill of all of it, or a copy of
+  /// image n into image n of it or of a view keeping its batch dim whole.
+  static Operation *writerOf(OpOperand &use) {
+    Value buffer = use.get();
+    int64_t batch = cast<MemRefType>(buffer.getType()).getDimSize(0);
+    Operation *user = use.getOwner();
+    if (auto fill = dyn_cast<linalg::FillOp>(user))
+      return fill.getDpsInits()[0] == buffer ? fill : nullptr;
+    Value target = buffer;
+    if (auto view = dyn_cast<memref::SubViewOp>(user)) {
+      if (!view->hasOneUse() ||
+          view.getSourceType().getRank() != view.getType().getRank() ||
+          view.getStaticOffsets()[0] != 0 ||
+          view.getStaticSizes()[0] != batch ||
+          view.getStaticStrides()[0] != 1 || !view.getType().hasStaticShape())
+        return nullptr;
+      target = view.getResult();
+      user = *view->getUsers().begin();
+    }
+    if (auto copy = dyn_cast<memref::CopyOp>(user))
+      return copy.getTarget() == target &&
+                     cast<MemRefType>(copy.getSource().getType())
+                             .getDimSize(0) == batch
+                 ? copy
+                 : nullptr;
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || !kiln::isBufferCopy(generic) ||
+        generic.getDpsInits()[0] != target)
+      return nullptr;
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    AffineExpr image = getAffineDimExpr(0, generic.getContext());
+    auto input = cast<MemRefType>(generic.getDpsInputs()[0].getType());
     if (!maps[1].isIdentity() || maps[0].getNumResults() == 0 ||
-        maps[0].getResult(0) != image)
-      return false;
-    auto input = cast<MemRefType>(copy.getDpsInputs()[0].getType());
-    return input.hasStaticShape() &&
-           input.getDimSize(0) ==
-               cast<MemRefType>(copy.getDpsInits()[0].getType())
-                   .getDimSize(0) &&
-           llvm::none_of(maps[0].getResults().drop_front(),
-                         [&](AffineExpr e) { return e.isFunctionOfDim(0); });
+        maps[0].getResult(0) != image || !input.hasStaticShape() ||
+        input.getDimSize(0) != batch ||
+        llvm::any_of(maps[0].getResults().drop_front(),
+                     [&](AffineExpr e) { return e.isFunctionOfDim(0); }))
+      return nullptr;
+    return generic;
   }
 
-  /// Whether nothing between `first` and `last` (one block) writes memory
-  /// but the zero fill of the matmul's output: the copy's input still holds
-  /// the same values where the batch loop reads it.
-  bool onlyViewsBetween(Operation *first, Operation *last) {
+  /// Whether nothing from the first of `writers` to `last` (one block)
+  /// writes memory but the writers and the zero fill of the matmul's
+  /// output: the copies' inputs still hold the same values where the batch
+  /// loop reads them.
+  bool onlyWritersBetween(ArrayRef<Operation *> writers, Operation *last) {
+    Operation *first = writers.front();
     if (first->getBlock() != last->getBlock() || !first->isBeforeInBlock(last))
       return false;
     linalg::FillOp fill = zeroFill();
-    for (Operation *between = first->getNextNode(); between != last;
+    for (Operation *between = first; between != last;
          between = between->getNextNode())
-      if (between != fill &&
+      if (between != fill && !llvm::is_contained(writers, between) &&
           !isa<memref::AllocOp, memref::GetGlobalOp, arith::ConstantOp,
                ViewLikeOpInterface>(between))
         return false;
     return true;
   }
 
-  /// Copies image `batch` of the staged operand's input into its buffer.
-  void stageImage(StagedOperand &operand, Value batch) {
-    Value input = operand.copy.getDpsInputs()[0];
-    auto type = cast<MemRefType>(input.getType());
+  /// Writes image `batch` of the staged operand into its buffer: each copy
+  /// again, reading that image of its input.
+  void stageImage(StagedOperand &staged, Value batch) {
+    for (Operation *writer : staged.writers) {
+      if (isa<linalg::FillOp>(writer))
+        continue;
+      Value source = writer->getOperand(0), target = writer->getOperand(1);
+      IRMapping mapping;
+      mapping.map(source, slice(source, batch, 1));
+      auto view = target.getDefiningOp<memref::SubViewOp>();
+      mapping.map(target,
+                  view ? memref::SubViewOp::create(
+                             b, loc, staged.image, view.getMixedOffsets(),
+                             withUnitBatch(view.getMixedSizes()),
+                             view.getMixedStrides())
+                             .getResult()
+                       : staged.image);
+      b.clone(*writer, mapping);
+    }
+  }
+
+  /// Images [from, from + count) of `buffer`, all of the other dims.
+  Value slice(Value buffer, Value from, int64_t count) {
+    auto type = cast<MemRefType>(buffer.getType());
     SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-    offsets[0] = batch;
+    offsets[0] = from;
     SmallVector<OpFoldResult> sizes;
     for (int64_t size : type.getShape())
       sizes.push_back(b.getIndexAttr(size));
-    sizes[0] = b.getIndexAttr(1);
+    sizes[0] = b.getIndexAttr(count);
     SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-    Value slice =
-        memref::SubViewOp::create(b, loc, input, offsets, sizes, strides);
-    IRMapping mapping;
-    mapping.map(input, slice);
-    mapping.map(operand.copy.getDpsInits()[0], operand.image);
-    b.clone(*operand.copy, mapping);
+    return memref::SubViewOp::create(b, loc, buffer, offsets, sizes, strides);
   }
 
-  /// The batch's copy and its buffer, now unread.
-  static void eraseBatchBuffer(StagedOperand &operand) {
-    Value buffer = operand.copy.getDpsInits()[0];
-    operand.copy.erase();
-    SmallVector<Operation *> views(buffer.getUsers());
+  SmallVector<OpFoldResult> withUnitBatch(SmallVector<OpFoldResult> sizes) {
+    sizes[0] = b.getIndexAttr(1);
+    return sizes;
+  }
+
+  /// The batch's writers and buffer, now unread.
+  static void eraseBatchBuffer(StagedOperand &staged) {
+    for (Operation *writer : llvm::reverse(staged.writers)) {
+      Value target = writer->getOperands().back();
+      writer->erase();
+      if (Operation *view = target.getDefiningOp<memref::SubViewOp>())
+        if (view->use_empty())
+          view->erase();
+    }
+    SmallVector<Operation *> views(staged.buffer.getUsers());
     for (Operation *view : views)
       if (view->use_empty())
         view->erase();
-    if (buffer.use_empty())
-      buffer.getDefiningOp()->erase();
+    if (staged.buffer.use_empty())
+      staged.buffer.getDefiningOp()->erase();
   }
 
   /// Where batch element `batch` starts in operand `operand`'s [batch *
@@ -1004,7 +1075,8 @@ private:
         Value bRow = add(operandBase(1, batch, shape.k), i);
         acc = step(i, bRow, Value(), acc);
       } else {
-        acc = channelSteps(i, add(mul(batch, shape.channels), i), acc, step);
+        acc = channelSteps(i, add(operandBase(1, batch, shape.channels), i),
+                           acc, step);
       }
       scf::YieldOp::create(b, loc, acc);
     }

@@ -614,3 +614,45 @@ func.func @im2col_input_overwritten(%x: memref<2x2x6x6xf32>, %c: memref<2x8x16xf
   }
   return
 }
+
+// -----
+
+#w = affine_map<(n, o, f, c, kh, kw) -> (o, c, kh, kw)>
+#x = affine_map<(n, o, f, c, kh, kw) -> (n, c, f + kh * 18 + kw)>
+#t = affine_map<(n, o, f, c, kh, kw) -> (n, o, f)>
+
+// An implicit GEMM's laid-out input for a batch of 2 (zero padding, then
+// the images copied inside it) is written one image at a time: the padding
+// once before the batch loop, each image's copy inside it, reading that
+// image; B's rows are then the image's channels (no batch offset).
+// CHECK-LABEL: func.func @implicit_gemm_per_image
+// CHECK-NOT: memref<2x2x19x18xf32>
+// CHECK: %[[IMAGE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x2x19x18xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[IMAGE]] : memref<1x2x19x18xf32>)
+// CHECK: scf.for %[[N:.*]] = %c0{{.*}} to %c2{{.*}}
+// CHECK: %[[X:.*]] = memref.subview %arg0[%[[N]], 0, 0, 0] [1, 2, 16, 16] [1, 1, 1, 1]
+// CHECK: %[[INTERIOR:.*]] = memref.subview %[[IMAGE]][0, 0, 1, 1] [1, 2, 16, 16] [1, 1, 1, 1]
+// CHECK: memref.copy %[[X]], %[[INTERIOR]]
+// CHECK: scf.parallel
+// CHECK-COUNT-9: vector.fma
+// CHECK-NOT: memref<2x2x19x18xf32>
+memref.global "private" constant @__constant_shift_w2 : memref<4x2x3x3xf32> = dense<1.0>
+func.func @implicit_gemm_per_image(%in: memref<2x2x16x16xf32>, %t: memref<2x4x288xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_shift_w2 : memref<4x2x3x3xf32>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<2x2x19x18xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<2x2x19x18xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [2, 2, 16, 16] [1, 1, 1, 1] : memref<2x2x19x18xf32> to memref<2x2x16x16xf32, strided<[684, 342, 18, 1], offset: 19>>
+  memref.copy %in, %interior : memref<2x2x16x16xf32> to memref<2x2x16x16xf32, strided<[684, 342, 18, 1], offset: 19>>
+  %x = memref.collapse_shape %padded [[0], [1], [2, 3]] : memref<2x2x19x18xf32> into memref<2x2x342xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x4x288xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #t],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%w, %x : memref<4x2x3x3xf32>, memref<2x2x342xf32>) outs(%t : memref<2x4x288xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
