@@ -315,9 +315,11 @@ public:
   }
 
   void emit() {
-    if (!shape.lhsBatched)
-      lhsData = constantData(op.getDpsInputs()[0], symbols);
-    if (lhsData && int64_t(lhsData->size()) != shape.m * shape.k)
+    // A constant A may be batched (a Winograd convolution's transformed
+    // filters, one matrix per point of the tile): packed per matrix.
+    lhsData = constantData(op.getDpsInputs()[0], symbols);
+    int64_t lhsMatrices = shape.lhsBatched ? shape.batch : 1;
+    if (lhsData && int64_t(lhsData->size()) != lhsMatrices * shape.m * shape.k)
       lhsData.reset();
     if (!shape.rhsBatched)
       rhsData = constantData(op.getDpsInputs()[1], symbols);
@@ -348,7 +350,7 @@ public:
     // reading them in place would collide in L1.
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
-                                  /*kMajor=*/shape.lhsTransposed);
+                                  /*kMajor=*/shape.lhsTransposed, lhsMatrices);
     else if (needsPacking(shape.lhsTransposed ? shape.m : shape.k) ||
              (shape.lhsTransposed && stepsOutrunRows()))
       packedA = allocPacked(mTiles, mr);
@@ -573,6 +575,12 @@ private:
         view->erase();
     if (staged.buffer.use_empty())
       staged.buffer.getDefiningOp()->erase();
+  }
+
+  /// The tile of packed A that row tile `tile` of batch element `batch`
+  /// reads: a batched constant A has every matrix's tiles.
+  Value packedATile(Value batch, Value tile) {
+    return lhsData && shape.lhsBatched ? add(mul(batch, mTiles), tile) : tile;
   }
 
   /// Where batch element `batch` starts in operand `operand`'s [batch *
@@ -878,14 +886,18 @@ private:
   /// [ceil(count / width), K, width] (zeros past `count`): `data` holds
   /// `count` x K floats, K-major ([K, count]) or not ([count, K]).
   Value compileTimePacked(Value operand, ArrayRef<float> data, int64_t count,
-                          int64_t width, bool kMajor) {
+                          int64_t width, bool kMajor, int64_t matrices = 1) {
     int64_t groups = llvm::divideCeil(count, width);
-    SmallVector<float> packed(groups * shape.k * width, 0.0f);
-    for (int64_t k = 0; k < shape.k; ++k)
-      for (int64_t i = 0; i < count; ++i)
-        packed[((i / width) * shape.k + k) * width + i % width] =
-            data[kMajor ? k * count + i : i * shape.k + k];
-    auto type = MemRefType::get({groups, shape.k, width}, f32);
+    SmallVector<float> packed(matrices * groups * shape.k * width, 0.0f);
+    for (int64_t m = 0; m < matrices; ++m) {
+      ArrayRef<float> matrix = data.slice(m * count * shape.k);
+      float *into = packed.data() + m * groups * shape.k * width;
+      for (int64_t k = 0; k < shape.k; ++k)
+        for (int64_t i = 0; i < count; ++i)
+          into[((i / width) * shape.k + k) * width + i % width] =
+              matrix[kMajor ? k * count + i : i * shape.k + k];
+    }
+    auto type = MemRefType::get({matrices * groups, shape.k, width}, f32);
     auto tensorType = RankedTensorType::get(type.getShape(), f32);
     auto name =
         (constantGlobal(operand, symbols).getSymName() + "_packed").str();
@@ -1042,9 +1054,11 @@ private:
       Value aRow0 = mul(tile, mr);
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
-        Value a = packedA ? memref::LoadOp::create(
-                                b, loc, packedA, ValueRange{tile, k, index(r)})
-                          : loadA(batch, add(aRow0, r), k);
+        Value a = packedA
+                      ? memref::LoadOp::create(
+                            b, loc, packedA,
+                            ValueRange{packedATile(batch, tile), k, index(r)})
+                      : loadA(batch, add(aRow0, r), k);
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
           Value sum = acc[r * vectors + j];

@@ -20,6 +20,8 @@ tiles, checked against ONNX Runtime:
   share vectors, wide rows with a tail group, stride 2 deinterleaved with
   ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
   dilation, no padding; bias, ReLU6 and a residual add on the registers;
+- 3x3 / 1 dense convolutions as Winograd F(2x2, 3x3): whole and masked
+  vectors of tiles, the epilogue on the output transform, odd outputs;
 - 2-D f32 max and average pools through the same kernels (-inf padding,
   the window counts' division on the registers, ceil_mode).
 
@@ -52,6 +54,8 @@ class Case:
         self.nodes, self.initializers = [], []
         self.value = "X"
         self.channels = {"X": channels}
+        # Extra kiln-compile flags (to keep a case on the path it tests).
+        self.flags = []
 
     def constant(self, name, array):
         self.initializers.append(numpy_helper.from_array(array.astype(np.float32), name))
@@ -100,6 +104,7 @@ def pixels_as_rows():
     # bias, a residual add (a 1x1 convolution, also pixels as rows) and ReLU
     # applied on the registers.
     case = Case("pixels_as_rows", 64, 7)
+    case.flags = ["--winograd=false"]  # a 3x3 / 1 that Winograd would take
     skip = case.conv(64, 1)
     case.conv(64, 3, pad=1, source="X")
     case.op("Relu", [case.op("Add", [case.value, skip])])
@@ -219,6 +224,25 @@ def implicit_gemm():
     return case
 
 
+def winograd():
+    # 3x3 / 1 convolutions as Winograd F(2x2, 3x3) (input and output tiles
+    # transformed by kiln-lower-winograd-transforms, 16 matmuls with the
+    # filters transformed at compile time): 32 -> 48 channels at 36x36 (18
+    # tiles per row: one whole vector and a masked one), ReLU on the output
+    # transform's registers; 48 -> 48 with a residual add (a 1x1
+    # convolution) and ReLU; no padding, 34x34 (17 tiles per row); then
+    # asymmetric pads and an odd output (33x33: the last tile row and column
+    # computed and dropped, the epilogue as its own pass).
+    case = Case("winograd", 32, 36)
+    skip = case.conv(48, 1)
+    case.op("Relu", [case.conv(48, 3, pad=1, source="X")])
+    case.conv(48, 3, pad=1)
+    case.op("Relu", [case.op("Add", [case.value, skip])])
+    case.conv(40, 3)
+    case.conv(24, 3, pad=[1, 0, 0, 1])
+    return case
+
+
 def pools():
     # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
     # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
@@ -237,7 +261,7 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         implicit_gemm, pools]
+         implicit_gemm, winograd, pools]
 
 
 def main():
@@ -250,7 +274,7 @@ def main():
             for build in CASES:
                 case = build()
                 results.append(check(f"{case.name}.{target}", case.model(), {}, bin_dir,
-                                     work, flags, RTOL, ATOL))
+                                     work, flags + case.flags, RTOL, ATOL))
     print(f"{sum(results)} of {len(results)} window ops match ONNX Runtime "
           f"(rtol {RTOL}, atol {ATOL})")
     return 0 if all(results) else 1

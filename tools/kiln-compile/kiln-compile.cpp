@@ -132,6 +132,12 @@ cl::list<std::string> constInputs(
     cl::desc("Replace a graph input by the constant in an ONNX TensorProto "
              "file: NAME=FILE.pb (repeatable)"),
     cl::value_desc("NAME=FILE"), cl::CommaSeparated);
+cl::opt<bool> winograd(
+    "winograd",
+    cl::desc("3x3 stride-1 convolutions as Winograd F(2x2, 3x3) where that "
+             "pays (CPU target; default on)"),
+    cl::init(true), cl::Hidden);
+
 cl::opt<bool> verbose(
     "v", cl::desc("Print the time of each stage and the peak memory after it"));
 
@@ -377,6 +383,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   codegen.tileRows = target == Target::CPU && !emulateGPU;
   codegen.foldTransposes = !codegen.tileRows;
   codegen.implicitGemmConvs = codegen.tileRows;
+  codegen.winogradConvs = codegen.tileRows && winograd;
   if (failed(runPipeline("lower to linalg", [&](OpPassManager &pm) {
         kiln::cpu::buildLinalgPipeline(pm, codegen);
       })))

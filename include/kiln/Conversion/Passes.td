@@ -22,6 +22,10 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
            "Dense 2-D f32 convolutions as implicit GEMMs over a laid-out "
            "input (the CPU target's kiln-lower-matmul reads them) instead "
            "of im2col + matmul, where little is wasted">,
+    Option<"winogradConvs", "winograd-convs", "bool", /*default=*/"false",
+           "3x3 stride-1 f32 convolutions with constant filters as Winograd "
+           "F(2x2, 3x3) (transforms + 16 matmuls with 2.25x fewer "
+           "multiplies), where that pays">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -24,6 +24,13 @@ namespace kiln {
 /// bounds cannot tell (dynamic bounds, or unrolled vector code).
 constexpr llvm::StringLiteral kWorkAttrName = "kiln.work";
 
+/// The attribute convert-kiln-to-linalg tags the transforms of a Winograd
+/// convolution with (WinogradConv.cpp), naming which one, for
+/// kiln-lower-winograd-transforms.
+constexpr llvm::StringLiteral kWinogradAttrName = "kiln.winograd";
+constexpr llvm::StringLiteral kWinogradInput = "input";
+constexpr llvm::StringLiteral kWinogradOutput = "output";
+
 /// Whether `value` is a statically shaped, dense (identity layout) f32
 /// buffer: what the emitted kernels index directly.
 inline bool isDenseF32Buffer(mlir::Value value) {

@@ -181,6 +181,30 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def LowerWinogradTransforms
+    : Pass<"kiln-lower-winograd-transforms", "::mlir::ModuleOp"> {
+  let summary = "Vector code for the tile transforms of Winograd convolutions";
+  let description = [{
+    Runs on bufferized code. The input and output transforms of a Winograd
+    F(2x2, 3x3) convolution (linalg.generic ops tagged `kiln.winograd =
+    "input"` / `"output"` by convert-kiln-to-linalg) become parallel loops
+    over rows of tiles, 16 tiles (one vector) at a time: the input tiles'
+    columns split into even and odd ones with shuffles, the transform
+    matrices' zero coefficients skipped and their +-1 ones turned into adds
+    and subtractions; the output transform's 2x2 outputs interleaved back
+    into rows, with the elementwise epilogue (kiln::Epilogue) applied before
+    the store.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of a vector register (16: AVX-512, 8: AVX2)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def VectorizeRowCopies : Pass<"kiln-vectorize-row-copies", "::mlir::ModuleOp"> {
   let summary = "Copy rows of data-movement ops with vector loads and stores";
   let description = [{

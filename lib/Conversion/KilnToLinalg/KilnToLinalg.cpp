@@ -131,7 +131,8 @@ struct ConvertKilnToLinalgPass
     populateContractionToLinalgPatterns(converter, patterns);
     populateReductionToLinalgPatterns(converter, patterns);
     populateDataMovementToLinalgPatterns(converter, patterns);
-    populateWindowToLinalgPatterns(converter, patterns, implicitGemmConvs);
+    populateWindowToLinalgPatterns(converter, patterns, implicitGemmConvs,
+                                   winogradConvs);
     populateResizeToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -19,8 +19,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Utils.h"
+#include "Winograd.h"
 
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
+#include "kiln/Dialect/Kiln/IR/ConstantData.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -212,16 +214,26 @@ bool pixelsAsRowsPays(int64_t channels, int64_t pixels, int64_t reduction) {
          channels * pixels * kTransposedStoreCostInLanes;
 }
 
-/// Whether `filter` is a compile-time constant: a kiln.constant, or the
-/// kernel region's argument that one is passed to.
-bool isConstantFilter(Value filter) {
+/// The kiln.constant `filter` is, directly or as the kernel region's
+/// argument that one is passed to; null if it is computed.
+ConstantOp constantFilter(Value filter) {
   if (auto arg = dyn_cast<BlockArgument>(filter)) {
     auto kernel = dyn_cast<KernelOp>(arg.getOwner()->getParentOp());
     if (!kernel || arg.getArgNumber() >= kernel->getNumOperands())
-      return false;
+      return nullptr;
     filter = kernel->getOperand(arg.getArgNumber());
   }
-  return filter.getDefiningOp<ConstantOp>() != nullptr;
+  return filter.getDefiningOp<ConstantOp>();
+}
+
+bool isConstantFilter(Value filter) { return bool(constantFilter(filter)); }
+
+/// The values of a constant f32 `filter`, row-major.
+std::optional<SmallVector<float>> constantFilterData(Value filter) {
+  ConstantOp constant = constantFilter(filter);
+  if (!constant)
+    return std::nullopt;
+  return readFloatData(constant.getValue());
 }
 
 /// Dense f32 convolution as a matmul per image, which kiln-lower-matmul
@@ -577,8 +589,9 @@ Value depthwiseConv2D(OpBuilder &b, Location loc, Value padded, Value filter,
 
 struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   ConvToLinalg(TypeConverter &converter, MLIRContext *context,
-               bool implicitGemm)
-      : OpConversionPattern(converter, context), implicitGemm(implicitGemm) {}
+               bool implicitGemm, bool winograd)
+      : OpConversionPattern(converter, context), implicitGemm(implicitGemm),
+        winograd(winograd) {}
 
   LogicalResult
   matchAndRewrite(ConvOp op, OpAdaptor adaptor,
@@ -593,6 +606,13 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                       filterType, groups);
     Type elementType = type.getElementType();
     ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+    if (groups == 1 && elementType.isF32())
+      if (std::optional<Value> result =
+              asWinograd(rewriter, op, adaptor, kernel)) {
+        rewriter.replaceOp(op,
+                           addBias(rewriter, loc, *result, adaptor.getBias()));
+        return success();
+      }
     bool shifted =
         implicitGemm && groups == 1 && elementType.isF32() &&
         shiftedMatmulPays(
@@ -626,6 +646,31 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   }
 
 private:
+  /// The convolution as Winograd F(2x2, 3x3), without bias, when that is
+  /// enabled and pays and the filters are a readable constant.
+  std::optional<Value> asWinograd(OpBuilder &b, ConvOp op, OpAdaptor adaptor,
+                                  ArrayRef<int64_t> kernel) const {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    if (!winograd || !detail::winogradPays(kernel, op.getStrides(),
+                                           op.getDilations(), inputType, type))
+      return std::nullopt;
+    std::optional<SmallVector<float>> filters =
+        constantFilterData(op.getFilter());
+    if (!filters ||
+        int64_t(filters->size()) !=
+            cast<RankedTensorType>(op.getFilter().getType()).getNumElements())
+      return std::nullopt;
+    detail::WinogradShape shape(inputType, type);
+    SmallVector<int64_t> tiled = {2 * shape.tileRows, 2 * shape.tileCols};
+    WindowInput padded = prepareWindowInput(
+        b, op.getLoc(), adaptor.getInput(), kernel, op.getStrides(),
+        op.getDilations(), op.getPads(), tiled, 0.0,
+        /*splitStridedRows=*/false);
+    return detail::convAsWinograd(b, op.getLoc(), padded.value, *filters, type,
+                                  "winograd_filters");
+  }
+
   /// `result` plus the bias [O], broadcast over the spatial dims.
   static Value addBias(OpBuilder &b, Location loc, Value result, Value bias) {
     if (!bias)
@@ -646,7 +691,7 @@ private:
         });
   }
 
-  bool implicitGemm;
+  bool implicitGemm, winograd;
 };
 
 /// The number of input (or padded-input) elements each output window of a
@@ -807,9 +852,10 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
 
 void populateWindowToLinalgPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns,
-                                    bool implicitGemmConvs) {
+                                    bool implicitGemmConvs,
+                                    bool winogradConvs) {
   patterns.add<ConvToLinalg>(converter, patterns.getContext(),
-                             implicitGemmConvs);
+                             implicitGemmConvs, winogradConvs);
   patterns.add<PoolToGeneric<MaxPoolOp, true>, PoolToGeneric<AvgPoolOp, false>>(
       converter, patterns.getContext());
 }

@@ -193,7 +193,8 @@ void buildKernelPipeline(OpPassManager &pm) {
 }
 
 void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
-  pm.addPass(createConvertKilnToLinalg({options.implicitGemmConvs}));
+  pm.addPass(createConvertKilnToLinalg(
+      {options.implicitGemmConvs, options.winogradConvs}));
   pm.addPass(createFuseElementwise());
   if (options.tileRows)
     pm.addPass(createTileRows());
@@ -216,6 +217,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       options.hasFMA ? "true" : "false");
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
+  std::string winograd = llvm::formatv(
+      "kiln-lower-winograd-transforms{{lanes={0}}", options.vectorLanes);
   std::string rowCopies = llvm::formatv("kiln-vectorize-row-copies{{lanes={0}}",
                                         options.vectorLanes);
   // The polynomial approximations use math.fma.
@@ -229,7 +232,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
       "canonicalize,cse," +
-      (options.emulateGPU ? std::string() : matmul + "," + windowOps + ",") +
+      (options.emulateGPU ? std::string()
+                          : matmul + "," + windowOps + "," + winograd + ",") +
       "symbol-dce,canonicalize," +
       (options.emulateGPU
            ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"

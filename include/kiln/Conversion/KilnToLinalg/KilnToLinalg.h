@@ -25,9 +25,12 @@ void populateReductionToLinalgPatterns(mlir::TypeConverter &converter,
 /// laid-out input (kiln-lower-matmul reads their B rows in place) where
 /// that wastes little, rather than im2col + matmul (for the CPU target;
 /// device targets hand im2col matmuls to their GEMM libraries).
+/// `winogradConvs`: 3x3 stride-1 ones as Winograd F(2x2, 3x3) where that
+/// pays (WinogradConv.cpp).
 void populateWindowToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
-                                    bool implicitGemmConvs = false);
+                                    bool implicitGemmConvs = false,
+                                    bool winogradConvs = false);
 void populateResizeToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 void populateDataMovementToLinalgPatterns(mlir::TypeConverter &converter,

@@ -108,6 +108,9 @@ struct CodegenOptions {
   /// Dense convolutions as implicit GEMMs (convert-kiln-to-linalg's
   /// implicit-gemm-convs): for the CPU, whose kiln-lower-matmul reads them.
   bool implicitGemmConvs = false;
+  /// 3x3 stride-1 convolutions as Winograd F(2x2, 3x3) where that pays
+  /// (convert-kiln-to-linalg's winograd-convs).
+  bool winogradConvs = false;
   /// Read transposed operands through permuted maps (kiln-fold-transposes):
   /// for device targets, whose GEMMs take any strides.
   bool foldTransposes = false;

@@ -1,0 +1,227 @@
+//===- WinogradConv.cpp - 3x3 convolutions as Winograd F(2x2, 3x3) --------===//
+//
+// A 3x3 stride-1 convolution computes each 2x2 block of outputs from a 4x4
+// block of its input with 16 multiplies per (input, output) channel pair
+// instead of 36 (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2016):
+//
+//   Y = A^T [ (G g G^T) . (B^T d B) ] A
+//
+// where g is a 3x3 filter, d a 4x4 input tile, . the elementwise product,
+// and B^T, G, A^T small constant matrices. Summed over the input channels,
+// the elementwise products are 16 matmuls, one per point of the 4x4 tile:
+//
+//   M[xi] (O x T) = U[xi] (O x C) @ V[xi] (C x T)
+//
+// with U = G g G^T the filters transformed at compile time and V = B^T d B
+// the input tiles transformed at run time (T tiles). The matmuls, 2.25x
+// fewer multiplies than the direct convolution, run on kiln-lower-matmul's
+// kernel; the transforms are linalg.generic ops tagged for
+// kiln-lower-winograd-transforms, which emits them as vector code (16
+// tiles per vector, the transform matrices' zeros and ones folded away).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Utils.h"
+#include "Winograd.h"
+
+#include "kiln/Transforms/KernelEmitters.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+using namespace mlir;
+
+namespace kiln::detail {
+namespace {
+
+constexpr int64_t kTile = 4;   // input tile: m + r - 1
+constexpr int64_t kOutput = 2; // output tile m
+
+// The transform matrices of F(2x2, 3x3), row-major.
+constexpr float kBT[4][4] = {
+    {1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+constexpr float kG[4][3] = {
+    {1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+constexpr float kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+/// Largest transformed input (16 x C x T floats) the whole batch is
+/// transformed into at once: the matmuls then read it from the caches.
+constexpr int64_t kMaxTransformedBytes = 4 << 20;
+
+/// A constant tensor of `shape` holding `data`.
+Value constantTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                     ArrayRef<float> data, StringRef name) {
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  auto attr = DenseResourceElementsAttr::get(
+      type, name, HeapAsmResourceBlob::allocateAndCopyInferAlign(data));
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+/// A small constant matrix (a transform) as a dense attribute.
+template <size_t Rows, size_t Cols>
+Value transformMatrix(OpBuilder &b, Location loc,
+                      const float (&matrix)[Rows][Cols]) {
+  SmallVector<float> values;
+  for (const auto &row : matrix)
+    values.append(std::begin(row), std::end(row));
+  auto type =
+      RankedTensorType::get({int64_t(Rows), int64_t(Cols)}, b.getF32Type());
+  return arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, ArrayRef<float>(values)));
+}
+
+/// U[a][b][o][c] = (G g[o][c] G^T)[a][b], for filters [O][C][3][3].
+SmallVector<float> transformFilters(ArrayRef<float> filters, int64_t outputs,
+                                    int64_t inputs) {
+  int64_t pairs = outputs * inputs;
+  SmallVector<float> u(kTile * kTile * pairs);
+  for (int64_t pair = 0; pair < pairs; ++pair) {
+    const float *g = filters.data() + pair * 9;
+    float gt[4][3]; // G g
+    for (int a = 0; a < 4; ++a)
+      for (int l = 0; l < 3; ++l)
+        gt[a][l] = kG[a][0] * g[l] + kG[a][1] * g[3 + l] + kG[a][2] * g[6 + l];
+    for (int a = 0; a < 4; ++a)
+      for (int bb = 0; bb < 4; ++bb)
+        u[(a * kTile + bb) * pairs + pair] =
+            gt[a][0] * kG[bb][0] + gt[a][1] * kG[bb][1] + gt[a][2] * kG[bb][2];
+  }
+  return u;
+}
+
+/// A transform `out[dims] = sum_{s,t} T1[d1][s] T2[d2][t] in[...]` as a
+/// linalg.generic with the two reduction dims (s, t) last, tagged
+/// kWinogradAttr = `kind` so that kiln-lower-winograd-transforms emits it as
+/// vector code (as a plain generic it is correct, and slow).
+Value transformGeneric(OpBuilder &b, Location loc, StringRef kind,
+                       Value operand, AffineMap operandMap, Value first,
+                       AffineMap firstMap, Value second, AffineMap secondMap,
+                       RankedTensorType outType) {
+  MLIRContext *context = b.getContext();
+  unsigned rank = outType.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  SmallVector<AffineMap> maps = {
+      operandMap, firstMap, secondMap,
+      AffineMap::getMultiDimIdentityMap(rank + 2, context)
+          .getMajorSubMap(rank)};
+  Value init = filledTensor(
+      b, loc, outType, scalarConstant(b, loc, outType.getElementType(), 0));
+  auto generic = linalg::GenericOp::create(
+      b, loc, outType, ValueRange{operand, first, second}, init, maps,
+      iterators, [](OpBuilder &nb, Location l, ValueRange args) {
+        Value weight = arith::MulFOp::create(nb, l, args[1], args[2]);
+        Value sum = math::FmaOp::create(nb, l, args[0], weight, args[3]);
+        linalg::YieldOp::create(nb, l, sum);
+      });
+  generic->setAttr(kWinogradAttrName, b.getStringAttr(kind));
+  return generic.getResult(0);
+}
+
+} // namespace
+
+WinogradShape::WinogradShape(RankedTensorType input, RankedTensorType output)
+    : batch(output.getDimSize(0)), channels(input.getDimSize(1)),
+      outputs(output.getDimSize(1)),
+      tileRows(llvm::divideCeil(output.getDimSize(2), kOutput)),
+      tileCols(llvm::divideCeil(output.getDimSize(3), kOutput)) {}
+
+bool winogradPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, RankedTensorType input,
+                  RankedTensorType output) {
+  if (kernel != ArrayRef<int64_t>{3, 3} ||
+      llvm::any_of(strides, [](int64_t s) { return s != 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d != 1; }) ||
+      !input.hasStaticShape() || !output.hasStaticShape())
+    return false;
+  WinogradShape shape(input, output);
+  int64_t tiles = shape.tiles();
+  if (shape.channels < 16 || shape.outputs < 16 ||
+      16 * shape.channels * tiles * 4 > kMaxTransformedBytes)
+    return false;
+  // Multiplies per (input, output) channel pair: the direct convolution's
+  // 9 per output pixel against 16 per tile, with the matmul's columns (the
+  // tiles) in panels of 32; the transforms cost about a third more.
+  int64_t pixels = shape.batch * output.getDimSize(2) * output.getDimSize(3);
+  int64_t direct = 9 * pixels;
+  int64_t winograd = 16 * llvm::alignTo(tiles, 32);
+  return 3 * direct > 4 * winograd;
+}
+
+Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
+                     ArrayRef<float> filters, RankedTensorType type,
+                     StringRef name) {
+  MLIRContext *context = b.getContext();
+  auto paddedType = cast<RankedTensorType>(padded.getType());
+  WinogradShape shape(paddedType, type);
+  int64_t n = shape.batch, c = shape.channels, o = shape.outputs,
+          th = shape.tileRows, tw = shape.tileCols, tiles = shape.tiles();
+  Type f32 = b.getF32Type();
+  auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+  Value bt = transformMatrix(b, loc, kBT);
+  Value at = transformMatrix(b, loc, kAT);
+
+  // V[a][b][c][n][ty][tx] = sum_{i,j} BT[a][i] BT[b][j]
+  //                           X[n][c][2 ty + i][2 tx + j].
+  // Loops (a, b, c, n, ty, tx, i, j).
+  Value v = transformGeneric(
+      b, loc, kWinogradInput, padded,
+      AffineMap::get(8, 0,
+                     {dim(3), dim(2), dim(4) * kOutput + dim(6),
+                      dim(5) * kOutput + dim(7)},
+                     context),
+      bt, AffineMap::get(8, 0, {dim(0), dim(6)}, context), bt,
+      AffineMap::get(8, 0, {dim(1), dim(7)}, context),
+      RankedTensorType::get({kTile, kTile, c, n, th, tw}, f32));
+  v = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({kTile * kTile, c, tiles}, f32), v,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+
+  // M[xi][o][t] = sum_c U[xi][o][c] V[xi][c][t].
+  Value u = constantTensor(b, loc, {kTile * kTile, o, c},
+                           transformFilters(filters, o, c), name);
+  auto productType = RankedTensorType::get({kTile * kTile, o, tiles}, f32);
+  SmallVector<AffineMap> matmulMaps = {
+      AffineMap::get(4, 0, {dim(0), dim(1), dim(3)}, context),
+      AffineMap::get(4, 0, {dim(0), dim(3), dim(2)}, context),
+      AffineMap::get(4, 0, {dim(0), dim(1), dim(2)}, context)};
+  Value m =
+      linalg::GenericOp::create(
+          b, loc, productType, ValueRange{u, v},
+          filledTensor(b, loc, productType, scalarConstant(b, loc, f32, 0)),
+          matmulMaps,
+          {utils::IteratorType::parallel, utils::IteratorType::parallel,
+           utils::IteratorType::parallel, utils::IteratorType::reduction},
+          multiplyAccumulate)
+          .getResult(0);
+  m = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({kTile, kTile, o, n, th, tw}, f32), m,
+      SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
+
+  // Y[n][o][ty][i][tx][j] = sum_{a,b} AT[i][a] AT[j][b] M[a][b][o][n][ty][tx].
+  // Loops (n, o, ty, i, tx, j, a, b).
+  Value y = transformGeneric(
+      b, loc, kWinogradOutput, m,
+      AffineMap::get(8, 0, {dim(6), dim(7), dim(1), dim(0), dim(2), dim(4)},
+                     context),
+      at, AffineMap::get(8, 0, {dim(3), dim(6)}, context), at,
+      AffineMap::get(8, 0, {dim(5), dim(7)}, context),
+      RankedTensorType::get({n, o, th, kOutput, tw, kOutput}, f32));
+  y = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({n, o, th * kOutput, tw * kOutput}, f32), y,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
+  if (th * kOutput == type.getDimSize(2) && tw * kOutput == type.getDimSize(3))
+    return y;
+  SmallVector<int64_t> zeros(4, 0), ones(4, 1);
+  return tensor::ExtractSliceOp::create(
+      b, loc, type, y, getAsIndexOpFoldResult(context, zeros),
+      getAsIndexOpFoldResult(context, type.getShape()),
+      getAsIndexOpFoldResult(context, ones));
+}
+
+} // namespace kiln::detail
