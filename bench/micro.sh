@@ -48,6 +48,14 @@ for case in $cases; do
     so="$work/$name.$tag.so"
     build/bin/kiln-compile "$onnx" --mcpu=$cpu -o "$so"
     libraries+=("$so=$flops")
+    # 3x3 stride-1 layers run as Winograd F(2x2, 3x3) (their GFLOP/s count
+    # the direct convolution's multiplies); the direct kernel too, for its
+    # % of peak.
+    if [[ $name == conv-resnet-3x3-[0-9]* ]]; then
+      so="$work/$name.$tag-direct.so"
+      build/bin/kiln-compile "$onnx" --mcpu=$cpu --winograd=false -o "$so"
+      libraries+=("$so=$flops")
+    fi
   done
 done
 build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" "$@"
