@@ -368,6 +368,18 @@ public:
       if (!shape.rhsBatched)
         packB(index(0));
     }
+    // Without per-batch copies, the batch's tiles are one parallel loop (a
+    // Winograd convolution's 16 matmuls of 50 us each: one thread-pool
+    // dispatch and one wait, not 16).
+    bool copiesPerBatch =
+        llvm::any_of(staged,
+                     [](auto &operand) { return operand.has_value(); }) ||
+        (packedA && !lhsData) || (packBPerCall && shape.rhsBatched);
+    if (shape.batch > 1 && !copiesPerBatch) {
+      emitTiles(Value(), shape.batch);
+      eraseReplaced();
+      return;
+    }
     forLoop(0, shape.batch, 1, [&](Value batch) {
       for (std::optional<StagedOperand> &operand : staged)
         if (operand)
@@ -378,6 +390,12 @@ public:
         packB(batch);
       emitTiles(batch);
     });
+    eraseReplaced();
+  }
+
+  /// The matmul and what its kernel now does (the transposing copy, the
+  /// epilogue, the batch's staged buffers).
+  void eraseReplaced() {
     op.erase();
     if (transposeCopy)
       transposeCopy.erase();
@@ -922,9 +940,7 @@ private:
   /// NR columns N * 4 bytes apart (a page per row and item): an item is then
   /// (row tile, kPanelsPerSweep panels), written along C's rows, with B (K x
   /// NR per panel) staying in L2 between the row tiles.
-  void emitTiles(Value batch) {
-    Value rowBase =
-        shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
+  void emitTiles(Value batch, int64_t batches = 1) {
     bool alongRows = shape.k <= kShortReduction;
     // Each item fixes one unit (a panel, or along rows a row tile) and
     // sweeps a range of the other (row tiles, or panels); the last unit of
@@ -940,19 +956,28 @@ private:
                   : std::max<int64_t>(1, kRowBlockBytes / (shape.k * mr * 4));
     int64_t groups =
         std::max<int64_t>(1, llvm::divideCeil(sweptUnits, perItem));
-    auto items = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
-                                         ValueRange{index(fixedUnits * groups)},
-                                         ValueRange{index(1)});
+    // With `batches`, the items of every batch element (`batch` unset).
+    int64_t itemsPerBatch = fixedUnits * groups;
+    auto items = scf::ParallelOp::create(
+        b, loc, ValueRange{index(0)},
+        ValueRange{index(batches * itemsPerBatch)}, ValueRange{index(1)});
     // The tile loops have dynamic bounds, so tell the outliner the work, in
     // the unit its threshold is set for: the iterations of the scalar loop
     // nest this replaces, one per multiply-add (M x N x K). (Counting vector
     // FMAs instead kept a batch-1 classifier, a 2 MB weight stream, on one
     // thread.)
-    items->setAttr(kiln::kWorkAttrName,
-                   b.getI64IntegerAttr(shape.m * shape.k * nPanels * nr));
+    items->setAttr(
+        kiln::kWorkAttrName,
+        b.getI64IntegerAttr(batches * shape.m * shape.k * nPanels * nr));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
+    if (batches > 1) {
+      batch = arith::DivUIOp::create(b, loc, item, index(itemsPerBatch));
+      item = arith::RemUIOp::create(b, loc, item, index(itemsPerBatch));
+    }
+    Value rowBase =
+        shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     Value fixed = arith::DivUIOp::create(b, loc, item, index(groups));
     Value group = arith::RemUIOp::create(b, loc, item, index(groups));
     Value first = mul(group, perItem);

@@ -57,14 +57,17 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// Both operands batched (attention), with short rows: a loop over the batch,
-// the tiles reading A and B in place (no copies); without a zero fill, the
+// Both operands batched (attention), with short rows: the tiles read A and
+// B in place (no copies per batch element), so the tiles of the whole batch
+// are one parallel loop (3 elements x 1 item); without a zero fill, the
 // accumulators start from C.
 // CHECK-LABEL: func.func @batched
 // CHECK: %[[A:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<24x16xf32>
 // CHECK: %[[B:.*]] = memref.collapse_shape %arg1 {{.*}} into memref<48x32xf32>
 // CHECK-NOT: memref.alloc
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}}
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c3{{.*}})
+// CHECK: %[[BATCH:.*]] = arith.divui %[[ITEM]], %c1
+// CHECK: arith.muli %[[BATCH]], %c8
 // CHECK: vector.load %{{.*}} : memref<24x32xf32>, vector<16xf32>
 // CHECK: vector.load %[[B]]
 // CHECK: memref.load %[[A]]
@@ -114,15 +117,16 @@ func.func @integers(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32
 // stored transposed ([batch, K, M], read in place: row k of one image holds
 // the k-th value of every pixel) and B the filters, a constant stored
 // transposed ([N, K], viewed from [N, C, KH, KW]), packed at compile time
-// into panels. The batch of a transposed A is a loop (its rows are not
-// evenly spaced across images).
+// into panels. The batch of a transposed A is not folded into its rows (they
+// are not evenly spaced across images): one parallel loop over the 2
+// images' items (7 row tiles of 7 each, the reduction short enough that an
+// item sweeps the panels along a row tile).
 // CHECK-LABEL: memref.global "private" constant @__constant_filters_packed : memref<2x18x32xf32>
 // CHECK-LABEL: func.func @pixels_as_rows
 // CHECK: %[[A:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<36x49xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: %[[BP:.*]] = memref.get_global @__constant_filters_packed
-// CHECK: scf.for %[[IMAGE:.*]] = %c0{{.*}} to %c2{{.*}}
-// CHECK: scf.parallel
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c14{{.*}})
 // CHECK: vector.load %[[BP]]
 // CHECK: memref.load %[[A]]
 // CHECK: vector.fma
