@@ -314,13 +314,22 @@ private:
   VectorType vectorType;
 };
 
+/// Whether `value` is a statically shaped f32 buffer with contiguous rows
+/// (a group of images is a view with a dynamic offset).
+bool hasF32Rows(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    return false;
+  auto [strides, offset] = type.getStridesAndOffset();
+  return strides.back() == 1;
+}
+
 /// Whether `op` is a transform this pass emits: the shapes WinogradConv.cpp
-/// gives them, on dense f32 buffers.
+/// gives them, on f32 buffers with contiguous rows.
 bool isLowerable(linalg::GenericOp op, StringRef kind) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 3 ||
-      op.getNumDpsInits() != 1 ||
-      !kiln::isDenseF32Buffer(op.getDpsInputs()[0]) ||
-      !kiln::isDenseF32Buffer(op.getDpsInits()[0]))
+      op.getNumDpsInits() != 1 || !hasF32Rows(op.getDpsInputs()[0]) ||
+      !hasF32Rows(op.getDpsInits()[0]))
     return false;
   auto input = cast<MemRefType>(op.getDpsInputs()[0].getType());
   ArrayRef<int64_t> out =

@@ -21,7 +21,8 @@ tiles, checked against ONNX Runtime:
   ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
   dilation, no padding; bias, ReLU6 and a residual add on the registers;
 - 3x3 / 1 dense convolutions as Winograd F(2x2, 3x3): whole and masked
-  vectors of tiles, the epilogue on the output transform, odd outputs;
+  vectors of tiles, the epilogue on the output transform, odd outputs, a
+  batch in groups of images;
 - 2-D f32 max and average pools through the same kernels (-inf padding,
   the window counts' division on the registers, ceil_mode).
 
@@ -243,6 +244,16 @@ def winograd():
     return case
 
 
+def winograd_groups():
+    # 64 channels at 56x56: one image's transformed tiles are 3.2 MB, so the
+    # batch goes one image at a time (a loop writing each image's part of
+    # the result in place); the residual add and ReLU after the loop.
+    case = Case("winograd_groups", 64, 56)
+    case.conv(64, 3, pad=1)
+    case.op("Relu", [case.op("Add", [case.value, "X"])])
+    return case
+
+
 def pools():
     # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
     # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
@@ -261,7 +272,7 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         implicit_gemm, winograd, pools]
+         implicit_gemm, winograd, winograd_groups, pools]
 
 
 def main():

@@ -14,15 +14,17 @@ struct WinogradShape {
   /// `input`: the convolution's input [N, C, H, W] (padded or not);
   /// `output`: its result [N, O, OH, OW].
   WinogradShape(mlir::RankedTensorType input, mlir::RankedTensorType output);
-  /// The matmuls' columns: every tile of every image.
-  int64_t tiles() const { return batch * tileRows * tileCols; }
+  /// The images transformed and multiplied at once (a divisor of the
+  /// batch), so that their transformed tiles stay in the caches; 0 when
+  /// one image's are too many.
+  int64_t imagesPerGroup() const;
 };
 
 /// Whether a dense f32 2-D convolution is computed faster as Winograd
 /// F(2x2, 3x3): a 3x3 window, stride and dilation 1, at least 16 input and
-/// output channels, the transformed input small enough to stay in the
-/// caches, and enough tiles that the saved multiplies outweigh the
-/// transforms and the matmuls' ragged panels.
+/// output channels, one image's transformed input small enough to stay in
+/// the caches, and enough tiles per group of images that the saved
+/// multiplies outweigh the transforms and the matmuls' ragged panels.
 bool winogradPays(llvm::ArrayRef<int64_t> kernel,
                   llvm::ArrayRef<int64_t> strides,
                   llvm::ArrayRef<int64_t> dilations,
@@ -31,8 +33,9 @@ bool winogradPays(llvm::ArrayRef<int64_t> kernel,
 /// The convolution of `padded` (its input, padded so that [N, C, 2 *
 /// tileRows + 2, 2 * tileCols + 2] covers every tile) with the constant
 /// `filters` ([O][C][3][3], row-major) as Winograd F(2x2, 3x3), without
-/// bias, of `type` [N, O, OH, OW]. `name` names the transformed filters'
-/// resource.
+/// bias, of `type` [N, O, OH, OW], a loop over groups of images when the
+/// batch's transformed input is too large. `name` names the transformed
+/// filters' resource.
 mlir::Value convAsWinograd(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Value padded, llvm::ArrayRef<float> filters,
                            mlir::RankedTensorType type, llvm::StringRef name);

@@ -29,6 +29,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -48,12 +49,12 @@ constexpr float kG[4][3] = {
     {1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
 constexpr float kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
 
-/// Largest transformed input (16 x C x T floats) the whole batch is
-/// transformed into at once: with the matmuls' products (as large when O =
-/// C) it must stay in the last-level cache (32 MB here) between the
-/// transforms and the matmuls. ResNet's layers at batch 8: 28x28 (12.8 MB)
-/// 17.5 -> 10.6 ms, 56x56 (25.7 MB) 17.6 -> 19.7 ms.
-constexpr int64_t kMaxTransformedBytes = 16 << 20;
+/// Largest transformed input (16 x C x T floats) a group of images is
+/// transformed into at once, so that it and the matmuls' products stay in
+/// the caches between the transforms and the matmuls. ResNet's 56x56 layer
+/// at batch 8: the whole batch (25.7 MB) 19.7 ms, slower than direct (17.6);
+/// groups of 4 (12.8 MB) 15.8 ms; one image at a time (3.2 MB) 11.9 ms.
+constexpr int64_t kMaxTransformedBytes = 4 << 20;
 
 /// A constant tensor of `shape` holding `data`.
 Value constantTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
@@ -103,7 +104,8 @@ SmallVector<float> transformFilters(ArrayRef<float> filters, int64_t outputs,
 Value transformGeneric(OpBuilder &b, Location loc, StringRef kind,
                        Value operand, AffineMap operandMap, Value first,
                        AffineMap firstMap, Value second, AffineMap secondMap,
-                       RankedTensorType outType) {
+                       Value init) {
+  auto outType = cast<RankedTensorType>(init.getType());
   MLIRContext *context = b.getContext();
   unsigned rank = outType.getRank();
   SmallVector<utils::IteratorType> iterators(rank,
@@ -113,8 +115,9 @@ Value transformGeneric(OpBuilder &b, Location loc, StringRef kind,
       operandMap, firstMap, secondMap,
       AffineMap::getMultiDimIdentityMap(rank + 2, context)
           .getMajorSubMap(rank)};
-  Value init = filledTensor(
-      b, loc, outType, scalarConstant(b, loc, outType.getElementType(), 0));
+  init = linalg::FillOp::create(
+             b, loc, scalarConstant(b, loc, outType.getElementType(), 0), init)
+             .getResult(0);
   auto generic = linalg::GenericOp::create(
       b, loc, outType, ValueRange{operand, first, second}, init, maps,
       iterators, [](OpBuilder &nb, Location l, ValueRange args) {
@@ -134,6 +137,14 @@ WinogradShape::WinogradShape(RankedTensorType input, RankedTensorType output)
       tileRows(llvm::divideCeil(output.getDimSize(2), kOutput)),
       tileCols(llvm::divideCeil(output.getDimSize(3), kOutput)) {}
 
+int64_t WinogradShape::imagesPerGroup() const {
+  int64_t perImage = 16 * channels * tileRows * tileCols * 4;
+  for (int64_t group = batch; group > 0; --group)
+    if (batch % group == 0 && group * perImage <= kMaxTransformedBytes)
+      return group;
+  return 0;
+}
+
 bool winogradPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, RankedTensorType input,
                   RankedTensorType output) {
@@ -143,27 +154,31 @@ bool winogradPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
       !input.hasStaticShape() || !output.hasStaticShape())
     return false;
   WinogradShape shape(input, output);
-  int64_t tiles = shape.tiles();
-  if (shape.channels < 16 || shape.outputs < 16 ||
-      16 * shape.channels * tiles * 4 > kMaxTransformedBytes)
+  int64_t group = shape.imagesPerGroup();
+  if (shape.channels < 16 || shape.outputs < 16 || !group)
     return false;
-  // Multiplies per (input, output) channel pair: the direct convolution's
-  // 9 per output pixel against 16 per tile, with the matmul's columns (the
-  // tiles) in panels of 32; the transforms cost about a third more.
-  int64_t pixels = shape.batch * output.getDimSize(2) * output.getDimSize(3);
+  // Multiplies per (input, output) channel pair and group of images: the
+  // direct convolution's 9 per output pixel against 16 per tile, with the
+  // matmul's columns (the group's tiles) in panels of 32; the transforms
+  // cost about a third more.
+  int64_t pixels = group * output.getDimSize(2) * output.getDimSize(3);
   int64_t direct = 9 * pixels;
-  int64_t winograd = 16 * llvm::alignTo(tiles, 32);
+  int64_t winograd =
+      16 * llvm::alignTo(group * shape.tileRows * shape.tileCols, 32);
   return 3 * direct > 4 * winograd;
 }
 
-Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
-                     ArrayRef<float> filters, RankedTensorType type,
-                     StringRef name) {
+namespace {
+
+/// The convolution of one group of images: `padded` [g, C, ...] into `init`
+/// [g, O, 2 * tileRows, 2 * tileCols] (its values unused), with the
+/// transformed filters `u` [16, O, C].
+Value winogradGroup(OpBuilder &b, Location loc, Value padded, Value u,
+                    Value init, const WinogradShape &shape) {
   MLIRContext *context = b.getContext();
-  auto paddedType = cast<RankedTensorType>(padded.getType());
-  WinogradShape shape(paddedType, type);
-  int64_t n = shape.batch, c = shape.channels, o = shape.outputs,
-          th = shape.tileRows, tw = shape.tileCols, tiles = shape.tiles();
+  int64_t n = cast<RankedTensorType>(padded.getType()).getDimSize(0),
+          c = shape.channels, o = shape.outputs, th = shape.tileRows,
+          tw = shape.tileCols, tiles = n * th * tw;
   Type f32 = b.getF32Type();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
   Value bt = transformMatrix(b, loc, kBT);
@@ -180,14 +195,13 @@ Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
                      context),
       bt, AffineMap::get(8, 0, {dim(0), dim(6)}, context), bt,
       AffineMap::get(8, 0, {dim(1), dim(7)}, context),
-      RankedTensorType::get({kTile, kTile, c, n, th, tw}, f32));
+      emptyTensor(b, loc,
+                  RankedTensorType::get({kTile, kTile, c, n, th, tw}, f32)));
   v = tensor::CollapseShapeOp::create(
       b, loc, RankedTensorType::get({kTile * kTile, c, tiles}, f32), v,
       SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4, 5}});
 
   // M[xi][o][t] = sum_c U[xi][o][c] V[xi][c][t].
-  Value u = constantTensor(b, loc, {kTile * kTile, o, c},
-                           transformFilters(filters, o, c), name);
   auto productType = RankedTensorType::get({kTile * kTile, o, tiles}, f32);
   SmallVector<AffineMap> matmulMaps = {
       AffineMap::get(4, 0, {dim(0), dim(1), dim(3)}, context),
@@ -208,17 +222,74 @@ Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
 
   // Y[n][o][ty][i][tx][j] = sum_{a,b} AT[i][a] AT[j][b] M[a][b][o][n][ty][tx].
   // Loops (n, o, ty, i, tx, j, a, b).
+  auto tiledType = RankedTensorType::get({n, o, th, kOutput, tw, kOutput}, f32);
+  SmallVector<ReassociationIndices> planes = {{0}, {1}, {2, 3}, {4, 5}};
   Value y = transformGeneric(
       b, loc, kWinogradOutput, m,
       AffineMap::get(8, 0, {dim(6), dim(7), dim(1), dim(0), dim(2), dim(4)},
                      context),
       at, AffineMap::get(8, 0, {dim(3), dim(6)}, context), at,
       AffineMap::get(8, 0, {dim(5), dim(7)}, context),
-      RankedTensorType::get({n, o, th, kOutput, tw, kOutput}, f32));
-  y = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({n, o, th * kOutput, tw * kOutput}, f32), y,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4, 5}});
-  if (th * kOutput == type.getDimSize(2) && tw * kOutput == type.getDimSize(3))
+      tensor::ExpandShapeOp::create(b, loc, tiledType, init, planes));
+  return tensor::CollapseShapeOp::create(b, loc, init.getType(), y, planes);
+}
+
+/// `value`'s images [`first`, `first` + `count`).
+Value images(OpBuilder &b, Location loc, Value value, OpFoldResult first,
+             int64_t count) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+      strides(4, b.getIndexAttr(1));
+  offsets[0] = first;
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  sizes[0] = b.getIndexAttr(count);
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+} // namespace
+
+Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
+                     ArrayRef<float> filters, RankedTensorType type,
+                     StringRef name) {
+  MLIRContext *context = b.getContext();
+  auto paddedType = cast<RankedTensorType>(padded.getType());
+  WinogradShape shape(paddedType, type);
+  int64_t n = shape.batch, group = shape.imagesPerGroup();
+  Value u = constantTensor(
+      b, loc, {kTile * kTile, shape.outputs, shape.channels},
+      transformFilters(filters, shape.outputs, shape.channels), name);
+  auto tiledType = RankedTensorType::get(
+      {n, shape.outputs, shape.tileRows * kOutput, shape.tileCols * kOutput},
+      b.getF32Type());
+  Value y = emptyTensor(b, loc, tiledType);
+  if (group == n) {
+    y = winogradGroup(b, loc, padded, u, y, shape);
+  } else {
+    // Groups of images in turn, each one's transformed tiles and products
+    // in the caches; every group writes its part of the result in place.
+    auto loop = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, n),
+        arith::ConstantIndexOp::create(b, loc, group), ValueRange{y});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = loop.getInductionVar();
+    Value part = winogradGroup(
+        b, loc, images(b, loc, padded, first, group), u,
+        images(b, loc, loop.getRegionIterArgs()[0], first, group), shape);
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+        strides(4, b.getIndexAttr(1));
+    offsets[0] = first;
+    for (int64_t size : cast<RankedTensorType>(part.getType()).getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    Value whole = tensor::InsertSliceOp::create(
+        b, loc, part, loop.getRegionIterArgs()[0], offsets, sizes, strides);
+    scf::YieldOp::create(b, loc, whole);
+    b.setInsertionPointAfter(loop);
+    y = loop.getResult(0);
+  }
+  if (tiledType.getShape() == type.getShape())
     return y;
   SmallVector<int64_t> zeros(4, 0), ones(4, 1);
   return tensor::ExtractSliceOp::create(

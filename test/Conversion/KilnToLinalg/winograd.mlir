@@ -15,9 +15,9 @@
 // CHECK-LABEL: func.func @winograd
 // CHECK: %[[PADDED:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor<1x16x18x18xf32>
+// CHECK: %[[U:.*]] = arith.constant dense_resource<winograd_filters> : tensor<16x32x16xf32>
 // CHECK: %[[V:.*]] = linalg.generic {indexing_maps = [#[[TILE]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[PADDED]], %{{.*}}, %{{.*}} : tensor<1x16x18x18xf32>, tensor<4x4xf32>, tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4x16x1x8x8xf32>) attrs = {kiln.winograd = "input"}
 // CHECK: %[[VM:.*]] = tensor.collapse_shape %[[V]] {{.*}} into tensor<16x16x64xf32>
-// CHECK: %[[U:.*]] = arith.constant dense_resource<winograd_filters> : tensor<16x32x16xf32>
 // CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[UMAP]], #[[VMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[U]], %[[VM]] : tensor<16x32x16xf32>, tensor<16x16x64xf32>) outs(%{{.*}} : tensor<16x32x64xf32>)
 // CHECK: %[[MV:.*]] = tensor.expand_shape %[[PRODUCT]] {{.*}} output_shape [4, 4, 32, 1, 8, 8]
 // CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[M]], {{.*}}]{{.*}} ins(%[[MV]], %{{.*}}, %{{.*}} : tensor<4x4x32x1x8x8xf32>, tensor<2x4xf32>, tensor<2x4xf32>) outs(%{{.*}} : tensor<1x32x8x2x8x2xf32>) attrs = {kiln.winograd = "output"}
@@ -65,4 +65,28 @@ func.func @not_winograd(%x: tensor<1x16x16x16xf32>, %y: tensor<1x8x16x16xf32>, %
   %2 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x16x16xf32>
   %3 = kiln.conv %z, %w3 strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x64x7x7xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
   return %0, %1, %2, %3 : tensor<1x16x8x8xf32>, tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>, tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// A batch whose transformed input would not stay in the caches (16 x 64 x
+// 784 floats, 3.2 MB, per image; at most 4 MB at once): a loop over groups
+// of images (here one image each), every group transformed, multiplied and
+// transformed back into its part of the result in place.
+// CHECK-LABEL: func.func @groups_of_images
+// CHECK: %[[PADDED:.*]] = tensor.pad %arg0
+// CHECK: %[[RESULT:.*]] = scf.for %[[FIRST:.*]] = %c0 to %c2 step %c1 iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x64x56x56xf32>)
+// CHECK: %[[IMAGE:.*]] = tensor.extract_slice %[[PADDED]][%[[FIRST]], 0, 0, 0] [1, 64, 58, 58] [1, 1, 1, 1]
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[ACC]][%[[FIRST]], 0, 0, 0] [1, 64, 56, 56] [1, 1, 1, 1]
+// CHECK: kiln.winograd = "input"
+// CHECK: tensor<16x64x784xf32>
+// CHECK: %[[TILED:.*]] = tensor.expand_shape %[[PART]]
+// CHECK: linalg.fill {{.*}} outs(%[[TILED]] : tensor<1x64x28x2x28x2xf32>)
+// CHECK: kiln.winograd = "output"
+// CHECK: tensor.insert_slice %{{.*}} into %[[ACC]][%[[FIRST]], 0, 0, 0] [1, 64, 56, 56] [1, 1, 1, 1]
+// CHECK: scf.yield
+func.func @groups_of_images(%x: tensor<2x64x56x56xf32>) -> tensor<2x64x56x56xf32> {
+  %w = kiln.constant dense<1.0> : tensor<64x64x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<2x64x56x56xf32>, tensor<64x64x3x3xf32>) -> tensor<2x64x56x56xf32>
+  return %0 : tensor<2x64x56x56xf32>
 }
