@@ -1,6 +1,7 @@
 //===- KernelReport.cpp - per-kernel cost and roofline --------------------===//
 
 #include "kiln/Compiler/KernelReport.h"
+#include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 
 #include "llvm/Support/Format.h"
@@ -58,20 +59,20 @@ double flopsOf(Operation *op) {
 }
 
 double KernelCost::predictedSeconds(const Roofline &roofline) const {
-  return std::max(flops / (roofline.peakGflops * 1e9),
+  return std::max(executedFlops / (roofline.peakGflops * 1e9),
                   bytes / (roofline.bandwidthGBs * 1e9));
 }
 
 const char *KernelCost::bound(const Roofline &roofline) const {
   if (predictedSeconds(roofline) < kOverheadBoundSeconds)
     return "overhead";
-  return flops / (roofline.peakGflops * 1e9) >
+  return executedFlops / (roofline.peakGflops * 1e9) >
                  bytes / (roofline.bandwidthGBs * 1e9)
              ? "compute"
              : "memory";
 }
 
-std::vector<KernelCost> analyzeKernels(func::FuncOp func) {
+std::vector<KernelCost> analyzeKernels(func::FuncOp func, bool winogradConvs) {
   std::vector<KernelCost> kernels;
   func.walk([&](KernelOp kernel) {
     KernelCost cost;
@@ -83,8 +84,13 @@ std::vector<KernelCost> analyzeKernels(func::FuncOp func) {
     for (Operation &op : kernel.getBody().front().without_terminator()) {
       if (isa<ConstantOp>(op))
         continue;
-      cost.ops.push_back(op.getName().stripDialect().str());
-      cost.flops += flopsOf(&op);
+      double flops = flopsOf(&op);
+      std::optional<double> share =
+          winogradConvs ? winogradShareOfWork(&op) : std::nullopt;
+      cost.ops.push_back(op.getName().stripDialect().str() +
+                         (share ? "(winograd)" : ""));
+      cost.flops += flops;
+      cost.executedFlops += share ? flops * *share : flops;
     }
     kernels.push_back(std::move(cost));
   });
@@ -124,14 +130,13 @@ void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
                      roofline.peakGflops, roofline.bandwidthGBs,
                      roofline.threads, roofline.threads == 1 ? "" : "s",
                      roofline.source.c_str());
-  os << llvm::format("%4s  %-11s %10s %10s %7s %10s  %-8s  %s\n", "#",
-                     "kind", "MFLOP", "MB", "FLOP/B", "pred. us", "bound",
-                     "ops");
+  os << llvm::format("%4s  %-11s %10s %10s %7s %10s  %-8s  %s\n", "#", "kind",
+                     "MFLOP", "MB", "FLOP/B", "pred. us", "bound", "ops");
   double flops = 0, bytes = 0, seconds = 0;
   for (auto [i, kernel] : llvm::enumerate(kernels)) {
     double predicted = kernel.predictedSeconds(roofline);
-    os << llvm::format("%4zu  %-11s %10.3f %10.3f %7.2f %10.2f  %-8s  %s\n",
-                       i, kernel.kind.c_str(), kernel.flops / 1e6,
+    os << llvm::format("%4zu  %-11s %10.3f %10.3f %7.2f %10.2f  %-8s  %s\n", i,
+                       kernel.kind.c_str(), kernel.flops / 1e6,
                        kernel.bytes / 1e6, kernel.intensity(), predicted * 1e6,
                        kernel.bound(roofline), joinOps(kernel, 60).c_str());
     flops += kernel.flops;
@@ -161,6 +166,7 @@ void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
         {"kind", kernel.kind},
         {"ops", std::move(ops)},
         {"flops", kernel.flops},
+        {"executed_flops", kernel.executedFlops},
         {"bytes", kernel.bytes},
         {"intensity", kernel.intensity()},
         {"predicted_us", kernel.predictedSeconds(roofline) * 1e6},

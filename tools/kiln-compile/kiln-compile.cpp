@@ -364,7 +364,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
   kiln::ModelTotals totals;
   if (auto graph =
           module.lookupSymbol<func::FuncOp>(kiln::cpu::kGraphFunctionName)) {
-    kernels = kiln::analyzeKernels(graph);
+    kernels = kiln::analyzeKernels(graph, target == Target::CPU &&
+                                              !emulateGPU && winograd);
     totals.unfusedBytes = kiln::unfusedBytes(graph);
   }
   if (emit == EmitStage::Kernels) {

@@ -29,6 +29,10 @@ struct KernelCost {
   std::vector<std::string> ops; // kiln op names, in order
   double flops = 0;
   double bytes = 0;
+  /// The FLOPs the generated code performs, when an algorithm does fewer
+  /// than `flops` (a Winograd convolution's matmuls); the predictions use
+  /// it.
+  double executedFlops = 0;
 
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
   double predictedSeconds(const Roofline &roofline) const;
@@ -41,8 +45,12 @@ struct KernelCost {
 /// transcendental, 1 per reduced element).
 double flopsOf(mlir::Operation *op);
 
-/// One entry per kiln.kernel of `func`, in program order.
-std::vector<KernelCost> analyzeKernels(mlir::func::FuncOp func);
+/// One entry per kiln.kernel of `func`, in program order. With
+/// `winogradConvs` (the CPU target), the convolutions that run as Winograd
+/// F(2x2, 3x3) are listed as `conv(winograd)` and predicted from the
+/// multiplies its matmuls perform.
+std::vector<KernelCost> analyzeKernels(mlir::func::FuncOp func,
+                                       bool winogradConvs = false);
 
 /// Bytes of all tensors the graph's unfused ops would read and write: what
 /// memory traffic would be without fusion.

@@ -850,6 +850,26 @@ struct PoolToGeneric : public OpConversionPattern<OpTy> {
 
 } // namespace
 
+std::optional<double> winogradShareOfWork(Operation *op) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv || conv.getGroups() != 1 || !constantFilter(conv.getFilter()))
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(conv.getType());
+  auto inputType = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
+  if (!type || !inputType || !filterType || !type.getElementType().isF32() ||
+      !detail::winogradPays(filterType.getShape().drop_front(2),
+                            conv.getStrides(), conv.getDilations(), inputType,
+                            type))
+    return std::nullopt;
+  detail::WinogradShape shape(inputType, type);
+  int64_t group = shape.imagesPerGroup();
+  double perGroup =
+      16.0 * double(llvm::alignTo(group * shape.tileRows * shape.tileCols, 32));
+  double direct = 9.0 * double(group * type.getDimSize(2) * type.getDimSize(3));
+  return perGroup / direct;
+}
+
 void populateWindowToLinalgPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns,
                                     bool implicitGemmConvs,

@@ -6,6 +6,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <optional>
+
 namespace kiln {
 
 /// Maps kiln's tensor types to linalg-ready ones: signed/unsigned integer
@@ -31,6 +33,11 @@ void populateWindowToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns,
                                     bool implicitGemmConvs = false,
                                     bool winogradConvs = false);
+/// When `conv` runs as Winograd F(2x2, 3x3) with winogradConvs, the share
+/// of the direct convolution's multiplies its matmuls perform (16 per tile
+/// against 9 per output, the tiles in whole panels of 32); nullopt when it
+/// runs directly. For the kernel report's predictions.
+std::optional<double> winogradShareOfWork(mlir::Operation *conv);
 void populateResizeToLinalgPatterns(mlir::TypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 void populateDataMovementToLinalgPatterns(mlir::TypeConverter &converter,
