@@ -69,6 +69,11 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // CHECK: %[[BATCH:.*]] = arith.divui %[[ITEM]], %c1
 // CHECK: arith.muli %[[BATCH]], %c8
 // CHECK: vector.load %{{.*}} : memref<24x32xf32>, vector<16xf32>
+// B read in place: each row prefetched 2 panels (64 columns) ahead,
+// clamped to the row's last column.
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c64
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %c31
+// CHECK: memref.prefetch %[[B]][%{{.*}}, %[[CLAMPED]]], read, locality<3>, data
 // CHECK: vector.load %[[B]]
 // CHECK: memref.load %[[A]]
 // CHECK: vector.fma
