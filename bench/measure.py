@@ -180,6 +180,10 @@ def warm_up(session, first_run_s: float, share_s: float) -> list:
     return times
 
 
+# Seconds between two engines' blocks (time_sessions).
+ENGINE_GAP_S = 0.1
+
+
 def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
     share_s = budget_s / len(sessions)  # each engine's total timed seconds
     plan = {}
@@ -200,6 +204,10 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
         for name in names[shift:] + names[:shift]:
             session, engine_rounds, runs, _, _ = plan[name]
             if round_index < engine_rounds:
+                # A pause first: the previous engine's pool threads, which
+                # spin for a while after a run (ONNX Runtime's by default),
+                # would otherwise take a core from this block's threads.
+                time.sleep(ENGINE_GAP_S)
                 medians[name].append(float(np.median(latency_block(session.run, runs))))
 
     for name, (session, engine_rounds, runs, warm, first_run) in plan.items():

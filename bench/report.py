@@ -259,6 +259,9 @@ METHOD = """\
   engine runs a block of `n` back-to-back runs (`n` chosen per engine from the
   time budget, at most 200), and the engines take turns, in an order that
   rotates every round, so kiln and ONNX Runtime see the same machine state.
+  A 100 ms pause precedes every block: thread pools spin for a while after a
+  run (ONNX Runtime's by default), and on a 2-core machine a spinning thread
+  of the previous engine would take a core from the next one's block.
   The table gives the median of the round medians, and in parentheses the
   lowest and highest round median. An engine whose single run is longer
   than its share of the budget gets one warm run, marked "(1 run)"; when
