@@ -234,17 +234,29 @@ Value winogradGroup(OpBuilder &b, Location loc, Value padded, Value u,
   return tensor::CollapseShapeOp::create(b, loc, init.getType(), y, planes);
 }
 
+/// The slice of images [`first`, `first` + `count`) of an [N, ...] tensor of
+/// `shape`, whole along the other dims.
+struct ImageSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+
+  ImageSlice(OpBuilder &b, ArrayRef<int64_t> shape, OpFoldResult first,
+             int64_t count)
+      : offsets(shape.size(), b.getIndexAttr(0)),
+        strides(shape.size(), b.getIndexAttr(1)) {
+    offsets[0] = first;
+    for (int64_t size : shape)
+      sizes.push_back(b.getIndexAttr(size));
+    sizes[0] = b.getIndexAttr(count);
+  }
+};
+
 /// `value`'s images [`first`, `first` + `count`).
 Value images(OpBuilder &b, Location loc, Value value, OpFoldResult first,
              int64_t count) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
-      strides(4, b.getIndexAttr(1));
-  offsets[0] = first;
-  for (int64_t size : type.getShape())
-    sizes.push_back(b.getIndexAttr(size));
-  sizes[0] = b.getIndexAttr(count);
-  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+  ImageSlice slice(b, cast<RankedTensorType>(value.getType()).getShape(), first,
+                   count);
+  return tensor::ExtractSliceOp::create(b, loc, value, slice.offsets,
+                                        slice.sizes, slice.strides);
 }
 
 } // namespace
@@ -278,13 +290,10 @@ Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
     Value part = winogradGroup(
         b, loc, images(b, loc, padded, first, group), u,
         images(b, loc, loop.getRegionIterArgs()[0], first, group), shape);
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
-        strides(4, b.getIndexAttr(1));
-    offsets[0] = first;
-    for (int64_t size : cast<RankedTensorType>(part.getType()).getShape())
-      sizes.push_back(b.getIndexAttr(size));
+    ImageSlice slice(b, tiledType.getShape(), first, group);
     Value whole = tensor::InsertSliceOp::create(
-        b, loc, part, loop.getRegionIterArgs()[0], offsets, sizes, strides);
+        b, loc, part, loop.getRegionIterArgs()[0], slice.offsets, slice.sizes,
+        slice.strides);
     scf::YieldOp::create(b, loc, whole);
     b.setInsertionPointAfter(loop);
     y = loop.getResult(0);
