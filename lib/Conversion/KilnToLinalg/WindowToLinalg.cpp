@@ -228,14 +228,6 @@ ConstantOp constantFilter(Value filter) {
 
 bool isConstantFilter(Value filter) { return bool(constantFilter(filter)); }
 
-/// The values of a constant f32 `filter`, row-major.
-std::optional<SmallVector<float>> constantFilterData(Value filter) {
-  ConstantOp constant = constantFilter(filter);
-  if (!constant)
-    return std::nullopt;
-  return readFloatData(constant.getValue());
-}
-
 /// Dense f32 convolution as a matmul per image, which kiln-lower-matmul
 /// runs near peak: Y[n] (O x P) = W (O x CK) @ Col[n] (CK x P), where
 /// Col[n][(c, k...)][(p...)] = X[n][c][p * stride + k * dilation] (im2col,
@@ -606,13 +598,12 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                       filterType, groups);
     Type elementType = type.getElementType();
     ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
-    if (groups == 1 && elementType.isF32())
-      if (std::optional<Value> result =
-              asWinograd(rewriter, op, adaptor, kernel)) {
-        rewriter.replaceOp(op,
-                           addBias(rewriter, loc, *result, adaptor.getBias()));
-        return success();
-      }
+    if (std::optional<Value> result =
+            asWinograd(rewriter, op, adaptor, kernel)) {
+      rewriter.replaceOp(op,
+                         addBias(rewriter, loc, *result, adaptor.getBias()));
+      return success();
+    }
     bool shifted =
         implicitGemm && groups == 1 && elementType.isF32() &&
         shiftedMatmulPays(
@@ -647,16 +638,15 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
 
 private:
   /// The convolution as Winograd F(2x2, 3x3), without bias, when that is
-  /// enabled and pays and the filters are a readable constant.
+  /// enabled and pays (winogradShareOfWork) and the filters are readable.
   std::optional<Value> asWinograd(OpBuilder &b, ConvOp op, OpAdaptor adaptor,
                                   ArrayRef<int64_t> kernel) const {
     auto type = cast<RankedTensorType>(op.getType());
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    if (!winograd || !detail::winogradPays(kernel, op.getStrides(),
-                                           op.getDilations(), inputType, type))
+    if (!winograd || !winogradShareOfWork(op))
       return std::nullopt;
     std::optional<SmallVector<float>> filters =
-        constantFilterData(op.getFilter());
+        readFloatData(constantFilter(op.getFilter()).getValue());
     if (!filters ||
         int64_t(filters->size()) !=
             cast<RankedTensorType>(op.getFilter().getType()).getNumElements())
@@ -857,17 +847,11 @@ std::optional<double> winogradShareOfWork(Operation *op) {
   auto type = dyn_cast<RankedTensorType>(conv.getType());
   auto inputType = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto filterType = dyn_cast<RankedTensorType>(conv.getFilter().getType());
-  if (!type || !inputType || !filterType || !type.getElementType().isF32() ||
-      !detail::winogradPays(filterType.getShape().drop_front(2),
-                            conv.getStrides(), conv.getDilations(), inputType,
-                            type))
+  if (!type || !inputType || !filterType || !type.getElementType().isF32())
     return std::nullopt;
-  detail::WinogradShape shape(inputType, type);
-  int64_t group = shape.imagesPerGroup();
-  double perGroup =
-      16.0 * double(llvm::alignTo(group * shape.tileRows * shape.tileCols, 32));
-  double direct = 9.0 * double(group * type.getDimSize(2) * type.getDimSize(3));
-  return perGroup / direct;
+  return detail::winogradShare(filterType.getShape().drop_front(2),
+                               conv.getStrides(), conv.getDilations(),
+                               inputType, type);
 }
 
 void populateWindowToLinalgPatterns(TypeConverter &converter,

@@ -6,6 +6,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <optional>
+
 namespace kiln::detail {
 
 /// The sizes of a convolution computed by 2x2 output tiles.
@@ -20,15 +22,17 @@ struct WinogradShape {
   int64_t imagesPerGroup() const;
 };
 
-/// Whether a dense f32 2-D convolution is computed faster as Winograd
-/// F(2x2, 3x3): a 3x3 window, stride and dilation 1, at least 16 input and
-/// output channels, one image's transformed input small enough to stay in
-/// the caches, and enough tiles per group of images that the saved
-/// multiplies outweigh the transforms and the matmuls' ragged panels.
-bool winogradPays(llvm::ArrayRef<int64_t> kernel,
-                  llvm::ArrayRef<int64_t> strides,
-                  llvm::ArrayRef<int64_t> dilations,
-                  mlir::RankedTensorType input, mlir::RankedTensorType output);
+/// When a dense f32 2-D convolution is computed faster as Winograd F(2x2,
+/// 3x3) (a 3x3 window, stride and dilation 1, at least 16 input and output
+/// channels, one image's transformed input small enough to stay in the
+/// caches, and enough tiles per group of images that the saved multiplies
+/// outweigh the transforms and the matmuls' ragged panels), the share of the
+/// direct convolution's multiplies its matmuls perform; nullopt otherwise.
+std::optional<double> winogradShare(llvm::ArrayRef<int64_t> kernel,
+                                    llvm::ArrayRef<int64_t> strides,
+                                    llvm::ArrayRef<int64_t> dilations,
+                                    mlir::RankedTensorType input,
+                                    mlir::RankedTensorType output);
 
 /// The convolution of `padded` (its input, padded so that [N, C, 2 *
 /// tileRows + 2, 2 * tileCols + 2] covers every tile) with the constant

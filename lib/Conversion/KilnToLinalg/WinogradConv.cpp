@@ -145,18 +145,20 @@ int64_t WinogradShape::imagesPerGroup() const {
   return 0;
 }
 
-bool winogradPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                  ArrayRef<int64_t> dilations, RankedTensorType input,
-                  RankedTensorType output) {
+std::optional<double> winogradShare(ArrayRef<int64_t> kernel,
+                                    ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> dilations,
+                                    RankedTensorType input,
+                                    RankedTensorType output) {
   if (kernel != ArrayRef<int64_t>{3, 3} ||
       llvm::any_of(strides, [](int64_t s) { return s != 1; }) ||
       llvm::any_of(dilations, [](int64_t d) { return d != 1; }) ||
       !input.hasStaticShape() || !output.hasStaticShape())
-    return false;
+    return std::nullopt;
   WinogradShape shape(input, output);
   int64_t group = shape.imagesPerGroup();
   if (shape.channels < 16 || shape.outputs < 16 || !group)
-    return false;
+    return std::nullopt;
   // Multiplies per (input, output) channel pair and group of images: the
   // direct convolution's 9 per output pixel against 16 per tile, with the
   // matmul's columns (the group's tiles) in panels of 32; the transforms
@@ -165,24 +167,31 @@ bool winogradPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
   int64_t direct = 9 * pixels;
   int64_t winograd =
       16 * llvm::alignTo(group * shape.tileRows * shape.tileCols, 32);
-  return 3 * direct > 4 * winograd;
+  if (3 * direct <= 4 * winograd)
+    return std::nullopt;
+  return double(winograd) / double(direct);
 }
 
 namespace {
 
+/// The constants every group of images uses: the transformed filters `u`
+/// [16, O, C] and the transform matrices B^T and A^T.
+struct WinogradConstants {
+  Value u, bt, at;
+};
+
 /// The convolution of one group of images: `padded` [g, C, ...] into `init`
-/// [g, O, 2 * tileRows, 2 * tileCols] (its values unused), with the
-/// transformed filters `u` [16, O, C].
-Value winogradGroup(OpBuilder &b, Location loc, Value padded, Value u,
-                    Value init, const WinogradShape &shape) {
+/// [g, O, 2 * tileRows, 2 * tileCols] (its values unused).
+Value winogradGroup(OpBuilder &b, Location loc, Value padded, Value init,
+                    const WinogradConstants &constants,
+                    const WinogradShape &shape) {
   MLIRContext *context = b.getContext();
   int64_t n = cast<RankedTensorType>(padded.getType()).getDimSize(0),
           c = shape.channels, o = shape.outputs, th = shape.tileRows,
           tw = shape.tileCols, tiles = n * th * tw;
   Type f32 = b.getF32Type();
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
-  Value bt = transformMatrix(b, loc, kBT);
-  Value at = transformMatrix(b, loc, kAT);
+  auto [u, bt, at] = constants;
 
   // V[a][b][c][n][ty][tx] = sum_{i,j} BT[a][i] BT[b][j]
   //                           X[n][c][2 ty + i][2 tx + j].
@@ -268,15 +277,17 @@ Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
   auto paddedType = cast<RankedTensorType>(padded.getType());
   WinogradShape shape(paddedType, type);
   int64_t n = shape.batch, group = shape.imagesPerGroup();
-  Value u = constantTensor(
-      b, loc, {kTile * kTile, shape.outputs, shape.channels},
-      transformFilters(filters, shape.outputs, shape.channels), name);
+  WinogradConstants constants{
+      constantTensor(b, loc, {kTile * kTile, shape.outputs, shape.channels},
+                     transformFilters(filters, shape.outputs, shape.channels),
+                     name),
+      transformMatrix(b, loc, kBT), transformMatrix(b, loc, kAT)};
   auto tiledType = RankedTensorType::get(
       {n, shape.outputs, shape.tileRows * kOutput, shape.tileCols * kOutput},
       b.getF32Type());
   Value y = emptyTensor(b, loc, tiledType);
   if (group == n) {
-    y = winogradGroup(b, loc, padded, u, y, shape);
+    y = winogradGroup(b, loc, padded, y, constants, shape);
   } else {
     // Groups of images in turn, each one's transformed tiles and products
     // in the caches; every group writes its part of the result in place.
@@ -287,15 +298,15 @@ Value convAsWinograd(OpBuilder &b, Location loc, Value padded,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value first = loop.getInductionVar();
-    Value part = winogradGroup(
-        b, loc, images(b, loc, padded, first, group), u,
-        images(b, loc, loop.getRegionIterArgs()[0], first, group), shape);
+    Value part =
+        winogradGroup(b, loc, images(b, loc, padded, first, group),
+                      images(b, loc, loop.getRegionIterArgs()[0], first, group),
+                      constants, shape);
     ImageSlice slice(b, tiledType.getShape(), first, group);
     Value whole = tensor::InsertSliceOp::create(
         b, loc, part, loop.getRegionIterArgs()[0], slice.offsets, slice.sizes,
         slice.strides);
     scf::YieldOp::create(b, loc, whole);
-    b.setInsertionPointAfter(loop);
     y = loop.getResult(0);
   }
   if (tiledType.getShape() == type.getShape())
