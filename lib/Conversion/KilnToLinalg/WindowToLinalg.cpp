@@ -6,15 +6,15 @@
 // is padded first (with 0 or -inf, plus the extra trailing rows ceil_mode
 // needs), and when the window strides along the row with several taps, split
 // into phases so every tap reads consecutive elements (WindowInput). A dense
-// f32 convolution then becomes im2col + a matmul per image (the matmul
-// kernel does the work), with the output channels or, when that pays, the
-// output pixels as the matmul's rows; a 2-D f32 depthwise convolution or
-// pool becomes linalg's named op (kiln-lower-window-ops runs it on the CPU);
-// any other convolution and pooling are linalg.generic reductions where
-// every output element reduces over its window, reading input[.., o *
-// stride + k * dilation]. Grouped convolution picks the input channel (o /
-// outPerGroup) * inPerGroup + c. Average pooling divides by a compile-time
-// table of window counts.
+// f32 (or f16/bf16: the CUDA target's autocast) convolution then becomes
+// im2col + a matmul per image (the matmul kernel or cuBLAS does the work),
+// with the output channels or, when that pays, the output pixels as the
+// matmul's rows; a 2-D f32 depthwise convolution or pool becomes linalg's named
+// op (kiln-lower-window-ops runs it on the CPU); any other convolution and
+// pooling are linalg.generic reductions where every output element reduces over
+// its window, reading input[.., o * stride + k * dilation]. Grouped convolution
+// picks the input channel (o / outPerGroup) * inPerGroup + c. Average pooling
+// divides by a compile-time table of window counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -625,7 +625,8 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
     if (depthwise)
       result = depthwiseConv2D(rewriter, loc, input.value, adaptor.getFilter(),
                                type, op.getStrides(), op.getDilations());
-    else if (groups == 1 && elementType.isF32())
+    else if (groups == 1 && (elementType.isF32() || elementType.isF16() ||
+                             elementType.isBF16()))
       result = convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
                             op.getStrides(), op.getDilations(),
                             isConstantFilter(op.getFilter()));

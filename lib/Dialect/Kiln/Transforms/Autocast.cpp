@@ -84,23 +84,71 @@ struct AutocastPass : public kiln::impl::KilnAutocastBase<AutocastPass> {
           << "kiln-autocast: type must be f16 or bf16, got '" << type << "'";
       return signalPassFailure();
     }
-    SmallVector<MatmulOp> matmuls;
-    getOperation().walk([&](MatmulOp op) {
-      if (op.getType().getElementType().isF32())
-        matmuls.push_back(op);
+    SmallVector<Operation *> products;
+    getOperation().walk([&](Operation *op) {
+      if (auto matmul = dyn_cast<MatmulOp>(op);
+          matmul && matmul.getType().getElementType().isF32())
+        products.push_back(op);
+      if (auto conv = dyn_cast<ConvOp>(op); conv && isMatrixProduct(conv))
+        products.push_back(op);
     });
-    for (MatmulOp op : matmuls) {
+    for (Operation *op : products) {
       OpBuilder b(op);
-      Value lhs = toHalf(b, op.getLhs(), half);
-      Value rhs = toHalf(b, op.getRhs(), half);
-      auto type = cast<RankedTensorType>(op.getType());
-      Value product =
-          MatmulOp::create(b, op.getLoc(), type.clone(half), lhs, rhs);
-      Value result = CastOp::create(b, op.getLoc(), type, product,
-                                    TypeAttr::get(type.getElementType()));
-      op.replaceAllUsesWith(result);
-      op.erase();
+      Value result;
+      if (auto matmul = dyn_cast<MatmulOp>(op))
+        result = toF32(b, MatmulOp::create(b, op->getLoc(),
+                                           matmul.getType().clone(half),
+                                           toHalf(b, matmul.getLhs(), half),
+                                           toHalf(b, matmul.getRhs(), half)));
+      else
+        result = autocastConv(b, cast<ConvOp>(op), half);
+      op->getResult(0).replaceAllUsesWith(result);
+      op->erase();
     }
+  }
+
+  /// A dense f32 convolution is a matrix product per image (im2col, then a
+  /// GEMM on tensor cores); grouped and depthwise ones are loops, and a
+  /// computed bias would need a reshape at run time: those stay f32.
+  static bool isMatrixProduct(ConvOp conv) {
+    if (!conv.getType().getElementType().isF32() || conv.getGroups() != 1)
+      return false;
+    if (!conv.getBias())
+      return true;
+    auto bias = conv.getBias().getDefiningOp<ConstantOp>();
+    return bias && readFloatData(bias.getValue());
+  }
+
+  /// The half-precision `product` converted to f32.
+  static Value toF32(OpBuilder &b, Value product) {
+    auto type = cast<RankedTensorType>(product.getType());
+    Type f32 = b.getF32Type();
+    return CastOp::create(b, product.getLoc(), type.clone(f32), product,
+                          TypeAttr::get(f32));
+  }
+
+  /// The convolution without its bias in half precision, converted to f32;
+  /// the bias, an f32 constant [O] reshaped to [O, 1, ...] to broadcast over
+  /// the pixels, added to that (in the epilogue kernel fusion makes).
+  Value autocastConv(OpBuilder &b, ConvOp conv, Type half) {
+    Location loc = conv.getLoc();
+    auto type = cast<RankedTensorType>(conv.getType());
+    Value result =
+        toF32(b, ConvOp::create(
+                     b, loc, type.clone(half), toHalf(b, conv.getInput(), half),
+                     toHalf(b, conv.getFilter(), half), /*bias=*/Value(),
+                     conv.getStridesAttr(), conv.getDilationsAttr(),
+                     conv.getPadsAttr(), conv.getGroupsAttr()));
+    if (!conv.getBias())
+      return result;
+    SmallVector<int64_t> shape(type.getRank() - 1, 1);
+    shape.front() = type.getDimSize(1);
+    auto biasType = RankedTensorType::get(shape, type.getElementType());
+    SmallVector<float> bias =
+        *readFloatData(conv.getBias().getDefiningOp<ConstantOp>().getValue());
+    Value broadcast = ConstantOp::create(
+        b, loc, DenseElementsAttr::get(biasType, ArrayRef<float>(bias)));
+    return AddOp::create(b, loc, type, result, broadcast);
   }
 
   /// `value` in the half type: a converted copy of a constant, else a cast.

@@ -77,11 +77,13 @@ def KilnAutocast : Pass<"kiln-autocast", "::mlir::func::FuncOp"> {
   let summary = "Run matrix products in half precision, the rest in f32";
   let description = [{
     The mixed-precision policy of `kiln-compile --precision=fp16|bf16`: every
-    f32 `kiln.matmul` reads its operands converted to `type` (f16 or bf16;
+    f32 `kiln.matmul` and dense `kiln.conv` (one group; im2col + a GEMM on
+    the CUDA target) reads its operands converted to `type` (f16 or bf16;
     constant weights are converted at compile time, halving their size)
-    and its result is converted back to f32 for its consumers. Everything
-    else -- elementwise chains, reductions, softmax, layer norms,
-    convolutions, model inputs and outputs -- stays f32. The conversions are
+    and its result is converted back to f32 for its consumers (a
+    convolution's constant bias is added after that, in f32). Everything
+    else -- elementwise chains, reductions, softmax, layer norms, grouped
+    and depthwise convolutions, model inputs and outputs -- stays f32. The conversions are
     elementwise ops, so fusion folds them into the kernels that produce or
     consume the half-precision tensors: activations between a producer and
     a matrix product are stored in half precision, and arithmetic happens
