@@ -4,7 +4,14 @@
 // threads of a warp read addresses a row apart: few rows leave the GPU
 // idle, and every load is its own memory transaction. A block per row reads
 // the row with all its threads side by side and combines their partial
-// results in shared memory.
+// results with warp shuffles and one step through shared memory.
+//
+// Softmax and layer norm are several such ops over the same rows (max, exp,
+// sum, divide; mean, variance, normalize) with the elementwise ops around
+// them. One kernel per op would launch four or five kernels and pass the
+// row through DRAM between them; a row kernel runs all of them in one
+// block per row, each op a stage, with barriers only where a thread reads
+// what another wrote.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +20,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace kiln {
@@ -23,6 +31,8 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
+
+constexpr int64_t kWarpSize = 32;
 
 /// The identity of a combiner (the value every thread's partial starts
 /// from), or null for one kiln does not know.
@@ -39,14 +49,6 @@ TypedAttr identityOf(Operation *combiner, FloatType type) {
   return nullptr;
 }
 
-/// What a row reduction needs: the combiner of its body and its identity.
-struct RowReduction {
-  linalg::GenericOp op;
-  Operation *combiner;
-  TypedAttr identity;
-  int64_t rows, length;
-};
-
 /// Each map result is a loop dim or a constant.
 bool isSimpleMap(AffineMap map) {
   return llvm::all_of(map.getResults(), [](AffineExpr e) {
@@ -54,13 +56,26 @@ bool isSimpleMap(AffineMap map) {
   });
 }
 
-std::optional<RowReduction> matchRowReduction(linalg::GenericOp op,
-                                              int64_t minLength) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+/// A generic on buffers whose maps a block per row can follow.
+bool isMappableGeneric(linalg::GenericOp op) {
+  return op.hasPureBufferSemantics() &&
+         llvm::all_of(op.getIndexingMapsArray(), isSimpleMap) &&
+         !llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic);
+}
+
+/// What a row reduction needs: the combiner of its body and its identity.
+struct RowReduction {
+  Operation *combiner;
+  TypedAttr identity;
+};
+
+/// A reduction over the last loop only, into one f32 output, with a known
+/// combiner.
+std::optional<RowReduction> matchRowReduction(linalg::GenericOp op) {
+  if (!isMappableGeneric(op) || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 1 ||
-      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
-    return std::nullopt;
-  if (!op.getBody()->getOps<linalg::IndexOp>().empty())
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      !op.getBody()->getOps<linalg::IndexOp>().empty())
     return std::nullopt;
   auto outType = dyn_cast<MemRefType>(op.getDpsInits()[0].getType());
   auto element =
@@ -74,19 +89,226 @@ std::optional<RowReduction> matchRowReduction(linalg::GenericOp op,
   TypedAttr identity = identityOf(combiners.front(), element);
   if (!identity)
     return std::nullopt;
-  for (AffineMap map : op.getIndexingMapsArray())
-    if (!isSimpleMap(map))
-      return std::nullopt;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return std::nullopt;
-  int64_t rows = 1;
-  for (int64_t r : ArrayRef(ranges).drop_back())
-    rows *= r;
-  if (ranges.back() < minLength || rows > std::numeric_limits<int32_t>::max())
-    return std::nullopt;
-  return RowReduction{op, combiners.front(), identity, rows, ranges.back()};
+  return RowReduction{combiners.front(), identity};
 }
+
+/// How the threads of a row's block share a stage's work.
+enum class StageKind {
+  /// Thread t takes elements t, t + T, t + 2T, ... of the row.
+  Elements,
+  /// One value per row: thread 0 alone.
+  RowScalar,
+  /// Elements as above, then combined across the block into one value.
+  Reduction,
+};
+
+struct Stage {
+  Operation *op;
+  StageKind kind;
+  std::optional<RowReduction> reduction;
+};
+
+/// The rows a stage runs over: loops (rows..., length), or the rows alone.
+struct RowSpace {
+  SmallVector<int64_t> rows;
+  int64_t length;
+
+  int64_t rowCount() const {
+    int64_t count = 1;
+    for (int64_t r : rows)
+      count *= r;
+    return count;
+  }
+
+  /// How `op` fits these rows, if it does.
+  std::optional<Stage> stageOf(Operation *op) const {
+    SmallVector<int64_t> ranges;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      auto type = dyn_cast<MemRefType>(fill.getOutputs()[0].getType());
+      if (!fill.hasPureBufferSemantics() || !type || !type.hasStaticShape() ||
+          !type.getLayout().isIdentity())
+        return std::nullopt;
+      ranges = llvm::to_vector(type.getShape());
+    } else if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      if (!isMappableGeneric(generic))
+        return std::nullopt;
+      ranges = generic.getStaticLoopRanges();
+      if (generic.getNumReductionLoops() != 0) {
+        std::optional<RowReduction> reduction = matchRowReduction(generic);
+        if (!reduction || !isRowWithElements(ranges))
+          return std::nullopt;
+        return Stage{op, StageKind::Reduction, reduction};
+      }
+    } else {
+      return std::nullopt;
+    }
+    if (isRowWithElements(ranges))
+      return Stage{op, StageKind::Elements, std::nullopt};
+    if (ArrayRef(ranges) == ArrayRef(rows) ||
+        (ranges.size() == rows.size() + 1 && ranges.back() == 1 &&
+         ArrayRef(ranges).drop_back() == ArrayRef(rows)))
+      return Stage{op, StageKind::RowScalar, std::nullopt};
+    return std::nullopt;
+  }
+
+  bool isRowWithElements(ArrayRef<int64_t> ranges) const {
+    return ranges.size() == rows.size() + 1 && ranges.back() == length &&
+           ranges.drop_back() == ArrayRef(rows);
+  }
+};
+
+/// Consecutive ops over the same rows, run by one block per row.
+struct RowKernel {
+  RowSpace space;
+  SmallVector<Stage> stages;
+};
+
+/// Ops that may sit between a row kernel's stages: the launch goes where
+/// the last stage was, after them (views, constants, the allocations of
+/// buffers the later stages write), except deallocations, which move after
+/// the launch.
+bool isMovable(Operation *op) {
+  return op->getNumRegions() == 0 &&
+         (isPure(op) ||
+          isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp>(op));
+}
+
+/// Every buffer a stage reads or writes, with the map it uses (a fill: its
+/// output, identity).
+struct Access {
+  Value buffer;
+  AffineMap map;
+  bool write;
+};
+
+SmallVector<Access> accessesOf(Operation *op) {
+  SmallVector<Access> accesses;
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    Value out = fill.getOutputs()[0];
+    accesses.push_back(
+        {out,
+         AffineMap::getMultiDimIdentityMap(
+             cast<MemRefType>(out.getType()).getRank(), op->getContext()),
+         true});
+    return accesses;
+  }
+  auto generic = cast<linalg::GenericOp>(op);
+  for (OpOperand &operand : generic->getOpOperands()) {
+    AffineMap map = generic.getMatchingIndexingMap(&operand);
+    bool isInit = generic.isDpsInit(&operand);
+    if (!isInit || generic.payloadUsesValueFromOperand(&operand))
+      accesses.push_back({operand.get(), map, false});
+    if (isInit)
+      accesses.push_back({operand.get(), map, true});
+  }
+  return accesses;
+}
+
+/// Where a buffer's bytes are: a root allocation (a function argument, a
+/// global, the arena) and a byte range in it, when known.
+struct Extent {
+  Value root;
+  int64_t begin = 0, end = std::numeric_limits<int64_t>::max();
+};
+
+Extent extentOf(Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t bytes = std::numeric_limits<int64_t>::max();
+  if (type.hasStaticShape() && type.getLayout().isIdentity())
+    bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+  Operation *def = buffer.getDefiningOp();
+  if (auto view = dyn_cast_if_present<memref::ViewOp>(def)) {
+    Extent source = extentOf(view.getSource());
+    std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+    if (!shift || source.begin != 0 ||
+        bytes == std::numeric_limits<int64_t>::max())
+      return {source.root};
+    return {source.root, *shift, *shift + bytes};
+  }
+  if (isa_and_present<memref::ReshapeOp, memref::ExpandShapeOp,
+                      memref::CollapseShapeOp, memref::CastOp>(def)) {
+    Extent source = extentOf(def->getOperand(0));
+    if (bytes == std::numeric_limits<int64_t>::max())
+      return {source.root};
+    return {source.root, source.begin, source.begin + bytes};
+  }
+  return {buffer, 0, bytes};
+}
+
+bool overlap(const Extent &a, const Extent &b) {
+  return a.root == b.root && a.begin < b.end && b.begin < a.end;
+}
+
+/// Whether blocks never touch each other's rows: every buffer a stage
+/// writes has the rows' shape (with the elements, one element or none per
+/// row) and is read and written through maps that keep the row, and no
+/// other buffer of the kernel shares its bytes.
+bool keepsRowsApart(const RowKernel &kernel) {
+  size_t rank = kernel.space.rows.size();
+  llvm::SetVector<Value> written, accessed;
+  for (const Stage &stage : kernel.stages)
+    for (const Access &access : accessesOf(stage.op)) {
+      accessed.insert(access.buffer);
+      if (access.write)
+        written.insert(access.buffer);
+    }
+  for (Value buffer : written) {
+    auto type = cast<MemRefType>(buffer.getType());
+    if (!type.getLayout().isIdentity() || type.getRank() < int64_t(rank) ||
+        type.getRank() > int64_t(rank) + 1)
+      return false;
+    Extent extent = extentOf(buffer);
+    for (Value other : accessed)
+      if (other != buffer && overlap(extent, extentOf(other)))
+        return false;
+  }
+  for (const Stage &stage : kernel.stages)
+    for (const Access &access : accessesOf(stage.op)) {
+      if (!written.contains(access.buffer))
+        continue;
+      ArrayRef<AffineExpr> results = access.map.getResults();
+      for (size_t d = 0; d < rank; ++d)
+        if (results[d] != getAffineDimExpr(d, access.map.getContext()))
+          return false;
+    }
+  return true;
+}
+
+/// Which threads touch a buffer's row in a stage, to place barriers.
+enum class Threads {
+  /// Element j by thread j mod T: the same thread in every such stage.
+  Aligned,
+  /// Thread 0 alone.
+  First,
+  /// Every thread, the same element (a row's scalar read by all).
+  All,
+};
+
+/// Accesses since the last barrier; a barrier goes before an access that
+/// could meet one by another thread with a write on either side.
+class BarrierPlan {
+public:
+  bool conflicts(Value buffer, Threads threads, bool write) const {
+    auto it = touched.find(buffer);
+    if (it == touched.end())
+      return false;
+    return llvm::any_of(it->second, [&](const Touch &t) {
+      return (t.write || write) &&
+             !(t.threads == threads && threads != Threads::All);
+    });
+  }
+  void record(Value buffer, Threads threads, bool write) {
+    touched[buffer].push_back({threads, write});
+  }
+  void clear() { touched.clear(); }
+
+private:
+  struct Touch {
+    Threads threads;
+    bool write;
+  };
+  DenseMap<Value, SmallVector<Touch>> touched;
+};
 
 struct MapReductionsToGPUPass
     : public kiln::impl::MapReductionsToGPUBase<MapReductionsToGPUPass> {
@@ -96,135 +318,336 @@ struct MapReductionsToGPUPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;
-      SmallVector<RowReduction> reductions;
-      for (auto op : func.getBody().front().getOps<linalg::GenericOp>())
-        if (std::optional<RowReduction> r = matchRowReduction(op, minLength))
-          reductions.push_back(*r);
-      for (RowReduction &r : reductions) {
-        mapToBlocks(r);
-        r.op.erase();
+      for (RowKernel &kernel : findRowKernels(func.getBody().front())) {
+        if (kernel.stages.size() > 1 && !keepsRowsApart(kernel)) {
+          // Each reduction alone still gets its block per row.
+          for (Stage &stage : kernel.stages)
+            if (stage.kind == StageKind::Reduction)
+              emit(RowKernel{kernel.space, {stage}});
+          continue;
+        }
+        emit(kernel);
       }
     }
   }
 
-  /// The indices of `map` at loop indices `ivs`.
-  SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
-                               ArrayRef<Value> ivs) {
-    SmallVector<Value> indices;
-    for (AffineExpr e : map.getResults()) {
-      if (auto dim = dyn_cast<AffineDimExpr>(e))
-        indices.push_back(ivs[dim.getPosition()]);
-      else
-        indices.push_back(arith::ConstantIndexOp::create(
-            b, loc, cast<AffineConstantExpr>(e).getValue()));
+  /// Around each row reduction long enough, the ops over the same rows
+  /// before and after it (only movable ops between them).
+  SmallVector<RowKernel> findRowKernels(Block &body) {
+    SmallVector<Operation *> ops =
+        llvm::map_to_vector(body, [](Operation &op) { return &op; });
+    SmallVector<RowKernel> kernels;
+    size_t taken = 0; // ops before this belong to a kernel already
+    for (size_t i = 0; i < ops.size(); ++i) {
+      auto anchor = dyn_cast<linalg::GenericOp>(ops[i]);
+      if (!anchor || !matchRowReduction(anchor))
+        continue;
+      SmallVector<int64_t> ranges = anchor.getStaticLoopRanges();
+      RowSpace space{llvm::to_vector(ArrayRef(ranges).drop_back()),
+                     ranges.back()};
+      if (space.length < minLength ||
+          space.rowCount() > std::numeric_limits<int32_t>::max())
+        continue;
+      size_t first = i, last = i;
+      for (size_t j = i; j-- > taken;) {
+        if (space.stageOf(ops[j]))
+          first = j;
+        else if (!isMovable(ops[j]))
+          break;
+      }
+      for (size_t j = i + 1; j < ops.size(); ++j) {
+        if (space.stageOf(ops[j]))
+          last = j;
+        else if (!isMovable(ops[j]))
+          break;
+      }
+      RowKernel kernel{space, {}};
+      for (size_t j = first; j <= last; ++j)
+        if (std::optional<Stage> stage = space.stageOf(ops[j]))
+          kernel.stages.push_back(*stage);
+      kernels.push_back(std::move(kernel));
+      taken = last + 1;
+      i = last;
     }
-    return indices;
+    return kernels;
   }
 
-  /// `combiner(lhs, rhs)`, a copy of the reduction's combining op.
-  Value combine(OpBuilder &b, Operation *combiner, Value lhs, Value rhs) {
-    Operation *copy = b.clone(*combiner);
-    copy->setOperands({lhs, rhs});
-    return copy->getResult(0);
+  void emit(const RowKernel &kernel) {
+    gpu::LaunchOp launch =
+        KernelBuilder(kernel, blockSize, nextKernel++).build();
+    // The launch is right before the last stage.
+    Operation *last = kernel.stages.back().op;
+    SmallVector<Operation *> deallocs;
+    for (Operation *op = kernel.stages.front().op; op != last;
+         op = op->getNextNode())
+      if (isa<memref::DeallocOp>(op))
+        deallocs.push_back(op);
+    for (Operation *dealloc : llvm::reverse(deallocs))
+      dealloc->moveAfter(launch);
+    for (const Stage &stage : kernel.stages)
+      stage.op->erase();
   }
 
-  void mapToBlocks(RowReduction &r) {
-    linalg::GenericOp op = r.op;
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    MLIRContext *ctx = b.getContext();
-    int64_t threads =
-        std::min<int64_t>(blockSize, llvm::PowerOf2Ceil(r.length));
-    auto index = [&](int64_t v) {
+  /// Writes one row kernel's gpu.launch where its last stage is.
+  class KernelBuilder {
+  public:
+    KernelBuilder(const RowKernel &kernel, int64_t maxThreads, int64_t id)
+        : kernel(kernel), b(kernel.stages.back().op),
+          loc(kernel.stages.back().op->getLoc()), id(id) {
+      threads = std::clamp<int64_t>(llvm::PowerOf2Ceil(kernel.space.length),
+                                    kWarpSize, std::max(maxThreads, kWarpSize));
+    }
+
+    gpu::LaunchOp build() {
+      MLIRContext *ctx = b.getContext();
+      // Per reduction, one partial per warp in shared memory.
+      auto workgroup =
+          gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+      SmallVector<Type> shared;
+      for (const Stage &stage : kernel.stages)
+        if (stage.kind == StageKind::Reduction)
+          shared.push_back(MemRefType::get(
+              {threads / kWarpSize}, stage.reduction->identity.getType(),
+              MemRefLayoutAttrInterface(), workgroup));
+      Value one = index(1);
+      auto launch = gpu::LaunchOp::create(
+          b, loc, index(kernel.space.rowCount()), one, one, index(threads), one,
+          one, /*dynamicSharedMemorySize=*/nullptr,
+          /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+          /*workgroupAttributions=*/shared);
+      launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kiln::kGPUKernelModule));
+      bool single = kernel.stages.size() == 1;
+      launch.setFunctionAttr(FlatSymbolRefAttr::get(
+          ctx, (single ? "reduce_" : "rows_") + std::to_string(id)));
+      Block &body = launch.getBody().front();
+      b.setInsertionPointToEnd(&body);
+      gpu::TerminatorOp::create(b, loc);
+      b.setInsertionPoint(body.getTerminator());
+      thread = launch.getThreadIds().x;
+      rowIvs = delinearizeRow(launch.getBlockIds().x);
+      auto partials = launch.getWorkgroupAttributions().begin();
+      for (const Stage &stage : kernel.stages) {
+        if (stage.kind == StageKind::Reduction)
+          emitReduction(stage, *partials++);
+        else
+          emitStage(stage);
+      }
+      return launch;
+    }
+
+  private:
+    Value index(int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
-    };
-    auto shared = MemRefType::get(
-        {threads}, r.identity.getType(), MemRefLayoutAttrInterface(),
-        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup));
-    Value one = index(1);
-    auto launch = gpu::LaunchOp::create(b, loc, index(r.rows), one, one,
-                                        index(threads), one, one,
-                                        /*dynamicSharedMemorySize=*/nullptr,
-                                        /*asyncTokenType=*/nullptr,
-                                        /*asyncDependencies=*/{},
-                                        /*workgroupAttributions=*/{shared});
-    launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kiln::kGPUKernelModule));
-    launch.setFunctionAttr(
-        FlatSymbolRefAttr::get(ctx, "reduce_" + std::to_string(nextKernel++)));
-    Block &body = launch.getBody().front();
-    b.setInsertionPointToEnd(&body);
-    gpu::TerminatorOp::create(b, loc);
-    b.setInsertionPoint(body.getTerminator());
-    Value partials = launch.getWorkgroupAttributions()[0];
-    Value thread = launch.getThreadIds().x;
-
-    // The row's loop indices, last dimension varying fastest.
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<Value> ivs(ranges.size());
-    Value rest = launch.getBlockIds().x;
-    for (int d = int(ranges.size()) - 2; d >= 0; --d) {
-      Value size = index(ranges[d]);
-      ivs[d] = d == 0 ? rest : arith::RemUIOp::create(b, loc, rest, size);
-      if (d > 0)
-        rest = arith::DivUIOp::create(b, loc, rest, size);
     }
 
-    // Each thread folds elements thread, thread + B, ... of the row with the
-    // generic's own body (its output argument as the accumulator).
-    Value identity = arith::ConstantOp::create(b, loc, r.identity);
-    auto fold = scf::ForOp::create(b, loc, thread, index(r.length),
-                                   index(threads), identity);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(fold.getBody());
-      ivs.back() = fold.getInductionVar();
-      IRMapping mapping;
-      for (auto [i, input] : llvm::enumerate(op.getDpsInputs())) {
-        AffineMap map = op.getIndexingMapsArray()[i];
-        mapping.map(
-            op.getBody()->getArgument(i),
-            memref::LoadOp::create(b, loc, input, indicesAt(b, loc, map, ivs)));
+    /// The row loops' indices of block `row`, the last row dim fastest.
+    SmallVector<Value> delinearizeRow(Value row) {
+      ArrayRef<int64_t> rows = kernel.space.rows;
+      SmallVector<Value> ivs(rows.size());
+      for (int d = int(rows.size()) - 1; d >= 0; --d) {
+        Value size = index(rows[d]);
+        ivs[d] = d == 0 ? row : arith::RemUIOp::create(b, loc, row, size);
+        if (d > 0)
+          row = arith::DivUIOp::create(b, loc, row, size);
       }
-      mapping.map(op.getRegionOutputArgs()[0], fold.getRegionIterArg(0));
-      for (Operation &bodyOp : op.getBody()->without_terminator())
-        b.clone(bodyOp, mapping);
-      auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-      scf::YieldOp::create(b, loc, mapping.lookup(yield.getValues()[0]));
+      return ivs;
     }
-    ivs.back() = index(0); // outside the fold; the output does not use it
-    memref::StoreOp::create(b, loc, fold.getResult(0), partials, thread);
-    gpu::BarrierOp::create(b, loc);
 
-    // Tree combination in shared memory.
-    for (int64_t stride = threads / 2; stride >= 1; stride /= 2) {
-      Value active = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           thread, index(stride));
-      auto ifActive = scf::IfOp::create(b, loc, active, false);
+    /// Which threads touch `access` in a stage of `kind`.
+    Threads threadsOf(StageKind kind, const Access &access) const {
+      if (kind == StageKind::RowScalar)
+        return Threads::First;
+      size_t rank = kernel.space.rows.size();
+      ArrayRef<AffineExpr> results = access.map.getResults();
+      bool alongRow =
+          results.size() > rank &&
+          results[rank] == getAffineDimExpr(rank, access.map.getContext());
+      return alongRow ? Threads::Aligned : Threads::All;
+    }
+
+    /// A barrier first if `accesses`, made by `kind`'s threads, could meet
+    /// another thread's since the last one; then they are recorded.
+    void syncBefore(StageKind kind, ArrayRef<Access> accesses) {
+      bool conflict = llvm::any_of(accesses, [&](const Access &a) {
+        return plan.conflicts(a.buffer, threadsOf(kind, a), a.write);
+      });
+      if (conflict)
+        barrier();
+      for (const Access &a : accesses)
+        plan.record(a.buffer, threadsOf(kind, a), a.write);
+    }
+
+    void barrier() {
+      gpu::BarrierOp::create(b, loc);
+      plan.clear();
+    }
+
+    /// The indices of `map` at loop indices `ivs`.
+    SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs) {
+      SmallVector<Value> indices;
+      for (AffineExpr e : map.getResults()) {
+        if (auto dim = dyn_cast<AffineDimExpr>(e))
+          indices.push_back(ivs[dim.getPosition()]);
+        else
+          indices.push_back(index(cast<AffineConstantExpr>(e).getValue()));
+      }
+      return indices;
+    }
+
+    /// `generic`'s body at loop indices `ivs`: its inputs loaded (and the
+    /// outputs it reads, unless `accumulator` stands for the only one);
+    /// returns the yielded values.
+    SmallVector<Value> inlineBody(linalg::GenericOp generic,
+                                  ArrayRef<Value> ivs,
+                                  Value accumulator = Value()) {
+      IRMapping mapping;
+      for (OpOperand &operand : generic->getOpOperands()) {
+        BlockArgument arg = generic.getMatchingBlockArgument(&operand);
+        if (accumulator && generic.isDpsInit(&operand)) {
+          mapping.map(arg, accumulator);
+          continue;
+        }
+        if (arg.use_empty())
+          continue;
+        AffineMap map = generic.getMatchingIndexingMap(&operand);
+        mapping.map(arg, memref::LoadOp::create(b, loc, operand.get(),
+                                                indicesAt(map, ivs)));
+      }
+      for (Operation &op : generic.getBody()->without_terminator()) {
+        if (auto dim = dyn_cast<linalg::IndexOp>(op)) {
+          mapping.map(dim.getResult(), ivs[dim.getDim()]);
+          continue;
+        }
+        b.clone(op, mapping);
+      }
+      auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+      return llvm::map_to_vector(yield.getValues(), [&](Value v) {
+        return mapping.lookupOrDefault(v);
+      });
+    }
+
+    /// A stage's work at loop indices `ivs`: a fill's store, or a parallel
+    /// generic's body and stores.
+    void emitAt(Operation *op, ArrayRef<Value> ivs) {
+      if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+        Value out = fill.getOutputs()[0];
+        memref::StoreOp::create(
+            b, loc, fill.getInputs()[0], out,
+            ivs.take_front(cast<MemRefType>(out.getType()).getRank()));
+        return;
+      }
+      auto generic = cast<linalg::GenericOp>(op);
+      SmallVector<Value> values = inlineBody(generic, ivs);
+      for (auto [value, out] : llvm::zip(values, generic.getDpsInitsMutable()))
+        memref::StoreOp::create(
+            b, loc, value, out.get(),
+            indicesAt(generic.getMatchingIndexingMap(&out), ivs));
+    }
+
+    /// Loop indices (rows..., element `j`), or the rows alone (and a 0 for
+    /// a unit last loop) for a row scalar.
+    SmallVector<Value> ivsWith(Value j) {
+      SmallVector<Value> ivs = rowIvs;
+      ivs.push_back(j);
+      return ivs;
+    }
+
+    void emitStage(const Stage &stage) {
+      syncBefore(stage.kind, accessesOf(stage.op));
+      if (stage.kind == StageKind::RowScalar) {
+        auto ifFirst = scf::IfOp::create(b, loc, isFirstThread(), false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifFirst.thenBlock());
+        emitAt(stage.op, ivsWith(index(0)));
+        return;
+      }
+      auto loop = scf::ForOp::create(b, loc, thread, index(kernel.space.length),
+                                     index(threads));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      emitAt(stage.op, ivsWith(loop.getInductionVar()));
+    }
+
+    Value isFirstThread() {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread,
+                                   index(0));
+    }
+
+    /// `combiner(lhs, rhs)`, a copy of the reduction's combining op.
+    Value combine(Operation *combiner, Value lhs, Value rhs) {
+      Operation *copy = b.clone(*combiner);
+      copy->setOperands({lhs, rhs});
+      return copy->getResult(0);
+    }
+
+    /// Each thread folds its elements with the generic's own body (so a
+    /// producer fused into it is computed on the way); the warp combines
+    /// its 32 partials with xor shuffles, lane 0 of each warp writes one to
+    /// shared memory, and after a barrier thread 0 combines those into the
+    /// output's initial value.
+    void emitReduction(const Stage &stage, Value partials) {
+      auto generic = cast<linalg::GenericOp>(stage.op);
+      SmallVector<Access> accesses = accessesOf(stage.op);
+      Value output = generic.getDpsInits()[0];
+      syncBefore(StageKind::Elements,
+                 llvm::filter_to_vector(accesses, [&](const Access &a) {
+                   return a.buffer != output;
+                 }));
+      const RowReduction &r = *stage.reduction;
+      Value identity = arith::ConstantOp::create(b, loc, r.identity);
+      auto fold = scf::ForOp::create(b, loc, thread, index(kernel.space.length),
+                                     index(threads), identity);
       {
         OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifActive.thenBlock());
-        Value other = arith::AddIOp::create(b, loc, thread, index(stride));
-        Value mine = memref::LoadOp::create(b, loc, partials, thread);
-        Value theirs = memref::LoadOp::create(b, loc, partials, other);
-        memref::StoreOp::create(b, loc, combine(b, r.combiner, mine, theirs),
-                                partials, thread);
+        b.setInsertionPointToStart(fold.getBody());
+        SmallVector<Value> values = inlineBody(
+            generic, ivsWith(fold.getInductionVar()), fold.getRegionIterArg(0));
+        scf::YieldOp::create(b, loc, values.front());
       }
-      gpu::BarrierOp::create(b, loc);
+      Value partial = fold.getResult(0);
+      for (int32_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+        Value other = gpu::ShuffleOp::create(b, loc, partial, offset, kWarpSize,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult();
+        partial = combine(r.combiner, partial, other);
+      }
+      Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
+      Value lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
+      Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              lane, index(0));
+      auto ifFirstLane = scf::IfOp::create(b, loc, firstLane, false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifFirstLane.thenBlock());
+        memref::StoreOp::create(b, loc, partial, partials, warp);
+      }
+      barrier();
+      // Thread 0: the warps' partials, then the output's initial value.
+      syncBefore(StageKind::RowScalar,
+                 {{output, generic.getIndexingMapsArray().back(), false},
+                  {output, generic.getIndexingMapsArray().back(), true}});
+      auto ifFirst = scf::IfOp::create(b, loc, isFirstThread(), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifFirst.thenBlock());
+      Value total = memref::LoadOp::create(b, loc, partials, index(0));
+      for (int64_t w = 1; w < threads / kWarpSize; ++w)
+        total = combine(r.combiner, total,
+                        memref::LoadOp::create(b, loc, partials, index(w)));
+      SmallVector<Value> outIndices =
+          indicesAt(generic.getIndexingMapsArray().back(), ivsWith(index(0)));
+      Value init = memref::LoadOp::create(b, loc, output, outIndices);
+      memref::StoreOp::create(b, loc, combine(r.combiner, init, total), output,
+                              outIndices);
     }
 
-    // Thread 0 combines the row's total into the output's initial value.
-    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        thread, index(0));
-    auto ifFirst = scf::IfOp::create(b, loc, first, false);
-    b.setInsertionPointToStart(ifFirst.thenBlock());
-    Value output = op.getDpsInits()[0];
-    SmallVector<Value> outIndices =
-        indicesAt(b, loc, op.getIndexingMapsArray().back(), ivs);
-    Value total = memref::LoadOp::create(b, loc, partials, index(0));
-    Value init = memref::LoadOp::create(b, loc, output, outIndices);
-    memref::StoreOp::create(b, loc, combine(b, r.combiner, init, total), output,
-                            outIndices);
-  }
+    const RowKernel &kernel;
+    OpBuilder b;
+    Location loc;
+    int64_t id, threads;
+    Value thread;
+    SmallVector<Value> rowIvs;
+    BarrierPlan plan;
+  };
 
   int64_t nextKernel = 0;
 };

@@ -68,14 +68,23 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// A value loaded before a barrier cannot be used after it: each thread's
-// copy would be gone.
+// A value loaded before a barrier and used after it: each thread keeps it
+// in its own slot of a buffer (the phases run every thread in turn).
+// CHECK-LABEL: func.func @crosses_barrier
+// CHECK: %[[SLOTS:.*]] = memref.alloca() : memref<4xf32>
+// CHECK: scf.for
+// CHECK: scf.for %[[T:.*]] =
+// CHECK: %[[X:.*]] = memref.load %arg0
+// CHECK: memref.store %[[X]], %[[SLOTS]]
+// CHECK: scf.for %[[T2:.*]] =
+// CHECK: %[[KEPT:.*]] = memref.load %[[SLOTS]]
+// CHECK: memref.store %[[KEPT]], %arg0
 func.func @crosses_barrier(%buf: memref<4xf32>) {
   %c1 = arith.constant 1 : index
-  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+  %c4 = arith.constant 4 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
     %x = memref.load %buf[%tx] : memref<4xf32>
     gpu.barrier
-    // expected-error @+1 {{a value computed before a barrier is used after it}}
     memref.store %x, %buf[%tx] : memref<4xf32>
     gpu.terminator
   }
@@ -84,14 +93,64 @@ func.func @crosses_barrier(%buf: memref<4xf32>) {
 
 // -----
 
-// Warp shuffles need threads in lockstep.
-func.func @shuffle(%v: f32) {
+// An xor shuffle: the thread's value goes to its slot, a barrier, then the
+// partner's (thread ^ offset) is read; the value shuffled and the sum made
+// after it cross that barrier in slots of their own.
+// CHECK-LABEL: func.func @shuffle
+// CHECK-DAG: %[[EXCHANGE:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: scf.for
+// CHECK: scf.for %[[T:.*]] =
+// CHECK: memref.store %{{.*}}, %[[EXCHANGE]]
+// CHECK: scf.for %[[T2:.*]] =
+// CHECK: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[PARTNER:.*]] = arith.xori %{{.*}}, %[[ONE]] : index
+// CHECK: memref.load %[[EXCHANGE]][%[[PARTNER]]]
+// CHECK: arith.addf
+func.func @shuffle(%buf: memref<64xf32>) {
   %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
   %c1_i32 = arith.constant 1 : i32
   %c32_i32 = arith.constant 32 : i32
-  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
-    // expected-error @+1 {{needs threads running together}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %v = memref.load %buf[%tx] : memref<64xf32>
     %r, %ok = gpu.shuffle xor %v, %c1_i32, %c32_i32 : f32
+    %s = arith.addf %v, %r : f32
+    gpu.barrier
+    memref.store %s, %buf[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Other shuffles, and shuffles inside control flow, need threads in
+// lockstep.
+func.func @shuffle_down(%v: f32) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1_i32 = arith.constant 1 : i32
+  %c32_i32 = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    // expected-error @+1 {{only xor shuffles}}
+    %r, %ok = gpu.shuffle down %v, %c1_i32, %c32_i32 : f32
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+func.func @nested_shuffle(%v: f32, %c: i1) {
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c1_i32 = arith.constant 1 : i32
+  %c32_i32 = arith.constant 32 : i32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+    scf.if %c {
+      // expected-error @+1 {{needs threads running together}}
+      %r, %ok = gpu.shuffle xor %v, %c1_i32, %c32_i32 : f32
+    }
     gpu.terminator
   }
   return

@@ -343,7 +343,10 @@ def EmulateGPULaunches
     at the top level of a kernel split it into phases: all threads of a
     block run one phase before any runs the next (the barrier's guarantee),
     values cross phases through memory (shared memory is a stack buffer per
-    block) or as pure computations each phase repeats. Warp shuffles and
+    block), as pure computations each phase repeats, or, for a thread's
+    registers, through a slot per thread. An xor shuffle at the top level
+    of a kernel becomes a store of the thread's value, a barrier and a load
+    of its partner's. Other shuffles, shuffles under control flow and
     collective reductions are rejected. The result computes exactly what the
     kernels compute, so the CPU backend can run the conformance and
     end-to-end suites through the mapping.
@@ -395,18 +398,29 @@ def FoldTransposes : Pass<"kiln-fold-transposes", "::mlir::ModuleOp"> {
 
 def MapReductionsToGPU
     : Pass<"kiln-map-reductions-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "One thread block per row for reductions over the last dim";
+  let summary = "Row kernels: one thread block per row for reductions over "
+                "the last dim and the ops over the same rows around them";
   let description = [{
-    Runs on bufferized code before the loops are formed. A `linalg.generic`
-    on buffers whose last loop is its only reduction, with a recognized
-    combiner (addf, mulf, max, min), one output and at least `min-length`
-    elements per row, becomes a `gpu.launch` with one block of up to
-    `block-size` threads per output element: thread t folds elements
-    t, t + B, t + 2B, ... of the row (neighbouring threads read
-    neighbouring elements), the block combines the partial results in
-    shared memory in log2(B) steps separated by barriers, and thread 0
-    combines the total into the output. Other loop nests are left to
-    kiln-map-loops-to-gpu, which keeps these launches.
+    Runs on bufferized code, after kiln-offload-gemms and before the memory
+    plan and the loops. A `linalg.generic` on buffers whose last loop is its
+    only reduction, with a recognized combiner (addf, mulf, max, min), one
+    f32 output and at least `min-length` elements per row, anchors a row
+    kernel: a `gpu.launch` with one block of up to `block-size` threads per
+    row. The fills and generics over the same rows next to it (only views,
+    constants, allocations and deallocations between them) join as stages:
+    elementwise ops over the row (thread t takes elements t, t + B, ...),
+    reductions (each thread folds its elements with the generic's body, the
+    warp combines with xor shuffles, one partial per warp goes through
+    shared memory, thread 0 combines them into the output) and ops on one
+    value per row (thread 0). A barrier separates stages only where a thread
+    reads what another wrote or overwrites what another read. Softmax (max,
+    exp, sum, divide) and layer norm (mean, variance, normalize) become one
+    kernel each, with the elementwise op before them. Stages whose buffers
+    could let one block touch another's rows (a written buffer sharing bytes
+    with another one, or read through a map that is not the row's) fall back
+    to one kernel per reduction. Running before kiln-plan-memory keeps every
+    buffer of a kernel live across all of it, so the plan gives them
+    distinct bytes. Other loop nests are left to kiln-map-loops-to-gpu.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",

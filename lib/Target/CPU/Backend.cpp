@@ -236,12 +236,10 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
                           : matmul + "," + windowOps + "," + winograd + ",") +
       "symbol-dce,canonicalize," +
       (options.emulateGPU
-           ? "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
-           : "kiln-plan-memory,") +
-      "func.func(buffer-deallocation-pipeline)," +
-      (options.emulateGPU ? "kiln-offload-gemms{emulate=true},"
-                            "kiln-map-reductions-to-gpu,"
-                          : "") +
+           ? "func.func(buffer-deallocation-pipeline),"
+             "kiln-offload-gemms{emulate=true},kiln-map-reductions-to-gpu,"
+             "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
+           : "kiln-plan-memory,func.func(buffer-deallocation-pipeline),") +
       "func.func(convert-memref-copy-to-linalg)," +
       (options.emulateGPU ? "" : rowCopies + ",") +
       "func.func(convert-linalg-to-parallel-loops)," +

@@ -68,10 +68,12 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "buffer-results-to-out-params{{hoist-static-allocs "
       "modify-public-functions},"
       "canonicalize,cse,"
-      "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(buffer-deallocation-pipeline),"
       "kiln-offload-gemms{{tf32={3}},"
+      // Row kernels before the memory plan: the buffers a block per row
+      // reads and writes must not share bytes, which the plan then sees.
       "kiln-map-reductions-to-gpu{{block-size={0}},"
+      "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
       "canonicalize,"
