@@ -196,9 +196,19 @@ typedef struct kiln_cuda_constant {
   uint64_t bytes;
 } kiln_cuda_constant;
 
+/* What a GEMM applies to its product before storing it (cuBLASLt's fused
+ * epilogues): a bias per column of C, then a ReLU; flags, or'ed. */
+typedef enum kiln_gemm_epilogue {
+  KILN_GEMM_EPILOGUE_NONE = 0,
+  KILN_GEMM_EPILOGUE_BIAS = 1, /* C[i][j] += bias[j] */
+  KILN_GEMM_EPILOGUE_RELU = 2  /* C[i][j] = max(C[i][j], 0), after the bias */
+} kiln_gemm_epilogue;
+
 /* A row-major (batched) matrix product the runtime runs with cuBLAS:
  * C[b] = A[b] * B[b] (+ C[b] when accumulate), b < batch, each operand
- * stored transposed or not, batch strides in elements (0: broadcast). */
+ * stored transposed or not, batch strides in elements (0: broadcast); with
+ * an epilogue (never when accumulating), with cuBLASLt: C[b] =
+ * act(A[b] * B[b] + bias). */
 typedef struct kiln_cuda_gemm {
   int64_t m, n, k, batch;
   int64_t lda, ldb, ldc;
@@ -206,7 +216,9 @@ typedef struct kiln_cuda_gemm {
   int32_t trans_a, trans_b;
   int32_t in_dtype, out_dtype; /* kiln_dtype: f32, f16 or bf16 */
   int32_t accumulate;
-  int32_t tf32; /* f32 inputs may be rounded to TF32 on tensor cores */
+  int32_t tf32;     /* f32 inputs may be rounded to TF32 on tensor cores */
+  int32_t epilogue; /* kiln_gemm_epilogue flags */
+  int32_t reserved;
 } kiln_cuda_gemm;
 
 typedef struct kiln_cuda_image {
@@ -234,10 +246,11 @@ typedef int32_t (*kiln_cuda_launch_fn)(void *handle, int32_t kernel,
                                        uint32_t block_y, uint32_t block_z,
                                        void **params);
 
-/* Runs GEMM `index` of the image on device buffers a, b and c (enqueued on
- * the launcher's stream, like the kernels). Returns 0 on success. */
+/* Runs GEMM `index` of the image on device buffers a, b and c, and bias (an
+ * f32 vector of n elements; NULL without a bias epilogue), enqueued on the
+ * launcher's stream like the kernels. Returns 0 on success. */
 typedef int32_t (*kiln_cuda_gemm_fn)(void *handle, int32_t index, const void *a,
-                                     const void *b, void *c);
+                                     const void *b, void *c, const void *bias);
 
 typedef struct kiln_cuda_launcher {
   void *handle;

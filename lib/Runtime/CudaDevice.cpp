@@ -45,6 +45,22 @@ template <typename Derived> struct DynamicLibrary {
   }
 
 protected:
+  /// Opens the library named by $`variable`, else the first of `names`
+  /// that loads; on failure, returns dlopen's messages.
+  std::string open(const char *variable,
+                   std::initializer_list<const char *> names) {
+    std::vector<const char *> candidates(names);
+    if (const char *env = std::getenv(variable); env && *env)
+      candidates = {env};
+    std::string tried;
+    for (const char *name : candidates) {
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        return "";
+      tried += std::string(tried.empty() ? "" : "; ") + dlerror();
+    }
+    return tried;
+  }
+
   /// Looks `name` up; the first name not found is kept in `missing`.
   template <typename Fn> void resolve(Fn &fn, const char *name) {
     fn = reinterpret_cast<Fn>(dlsym(library, name));
@@ -155,18 +171,8 @@ private:
   friend DynamicLibrary<CublasLibrary>;
   /// Opens $KILN_CUBLAS, or libcublas.so.13 or .12.
   std::string load() {
-    std::string tried;
-    const char *env = std::getenv("KILN_CUBLAS");
-    std::vector<const char *> names;
-    if (env && *env)
-      names = {env};
-    else
-      names = {"libcublas.so.13", "libcublas.so.12"};
-    for (const char *name : names) {
-      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-      tried += std::string(tried.empty() ? "" : "; ") + dlerror();
-    }
+    std::string tried =
+        open("KILN_CUBLAS", {"libcublas.so.13", "libcublas.so.12"});
     if (!library)
       return "this model runs its matrix products with cuBLAS, which cannot "
              "be loaded (" +
@@ -178,6 +184,55 @@ private:
     resolve(gemmStridedBatchedEx, "cublasGemmStridedBatchedEx");
     if (missing)
       return std::string("the cuBLAS library lacks ") + missing +
+             " (too old a version?)";
+    return "";
+  }
+};
+
+/// The cuBLASLt entry points kiln uses (GEMMs with fused epilogues).
+struct CublasLtLibrary : DynamicLibrary<CublasLtLibrary> {
+  int (*create)(void **);
+  int (*destroy)(void *);
+  int (*matmulDescCreate)(void **, int, int);
+  int (*matmulDescDestroy)(void *);
+  int (*matmulDescSetAttribute)(void *, int, const void *, size_t);
+  int (*matrixLayoutCreate)(void **, int, uint64_t, uint64_t, int64_t);
+  int (*matrixLayoutDestroy)(void *);
+  int (*matrixLayoutSetAttribute)(void *, int, const void *, size_t);
+  int (*preferenceCreate)(void **);
+  int (*preferenceDestroy)(void *);
+  int (*preferenceSetAttribute)(void *, int, const void *, size_t);
+  int (*algoGetHeuristic)(void *, void *, void *, void *, void *, void *,
+                          void *, int, CublasLtHeuristic *, int *);
+  int (*matmul)(void *, void *, const void *, const void *, void *,
+                const void *, void *, const void *, const void *, void *,
+                void *, void *, const void *, void *, size_t, void *);
+
+private:
+  friend DynamicLibrary<CublasLtLibrary>;
+  /// Opens $KILN_CUBLASLT, or libcublasLt.so.13 or .12.
+  std::string load() {
+    std::string tried =
+        open("KILN_CUBLASLT", {"libcublasLt.so.13", "libcublasLt.so.12"});
+    if (!library)
+      return "this model fuses bias and ReLU into its matrix products with "
+             "cuBLASLt, which cannot be loaded (" +
+             tried + ")";
+    resolve(create, "cublasLtCreate");
+    resolve(destroy, "cublasLtDestroy");
+    resolve(matmulDescCreate, "cublasLtMatmulDescCreate");
+    resolve(matmulDescDestroy, "cublasLtMatmulDescDestroy");
+    resolve(matmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+    resolve(matrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+    resolve(matrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+    resolve(matrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
+    resolve(preferenceCreate, "cublasLtMatmulPreferenceCreate");
+    resolve(preferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+    resolve(preferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+    resolve(algoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+    resolve(matmul, "cublasLtMatmul");
+    if (missing)
+      return std::string("the cuBLASLt library lacks ") + missing +
              " (too old a version?)";
     return "";
   }
@@ -346,11 +401,32 @@ kiln_status CudaContext::allocate(const kiln_model_info &info,
   return KILN_OK;
 }
 
+namespace {
+
+// cuBLASLt's enumerations (cublasLt.h).
+constexpr int kLtDescTransA = 3, kLtDescTransB = 4, kLtDescEpilogue = 7,
+              kLtDescBiasPointer = 8;
+constexpr int kLtLayoutBatchCount = 5, kLtLayoutBatchStride = 6;
+constexpr int kLtPrefMaxWorkspace = 1;
+constexpr uint32_t kLtEpilogueRelu = 2, kLtEpilogueBias = 4;
+constexpr int kOpN = 0, kOpT = 1;
+constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77;
+constexpr size_t kWorkspaceBytes = 32 << 20;
+
+/// cudaDataType of a kiln dtype (f32, f16, bf16).
+int cudaDataType(int32_t dtype) {
+  constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;
+  return dtype == KILN_DTYPE_F16    ? kR16F
+         : dtype == KILN_DTYPE_BF16 ? kR16BF
+                                    : kR32F;
+}
+
+} // namespace
+
 kiln_status CudaContext::startCublas(std::string &error) {
   cublas = CublasLibrary::get(error);
   if (!cublas)
     return KILN_ERROR_DEVICE;
-  constexpr size_t kWorkspaceBytes = 32 << 20;
   if (cublas->create(&cublasHandle) != 0) {
     cublasHandle = nullptr;
     error = "cublasCreate failed";
@@ -367,23 +443,90 @@ kiln_status CudaContext::startCublas(std::string &error) {
     error = "cannot set cuBLAS' stream and workspace";
     return KILN_ERROR_DEVICE;
   }
+  for (int32_t i = 0; i < image->num_gemms; ++i)
+    if (image->gemms[i].epilogue != KILN_GEMM_EPILOGUE_NONE)
+      return startCublasLt(error);
   return KILN_OK;
 }
 
-namespace {
-
-/// cudaDataType of a kiln dtype (f32, f16, bf16).
-int cudaDataType(int32_t dtype) {
-  constexpr int kR32F = 0, kR16F = 2, kR16BF = 14;
-  return dtype == KILN_DTYPE_F16    ? kR16F
-         : dtype == KILN_DTYPE_BF16 ? kR16BF
-                                    : kR32F;
+kiln_status CudaContext::startCublasLt(std::string &error) {
+  cublasLt = CublasLtLibrary::get(error);
+  if (!cublasLt)
+    return KILN_ERROR_DEVICE;
+  if (cublasLt->create(&cublasLtHandle) != 0) {
+    cublasLtHandle = nullptr;
+    error = "cublasLtCreate failed";
+    return KILN_ERROR_DEVICE;
+  }
+  epilogueGemms.resize(image->num_gemms);
+  for (int32_t i = 0; i < image->num_gemms; ++i)
+    if (image->gemms[i].epilogue != KILN_GEMM_EPILOGUE_NONE)
+      if (kiln_status status =
+              planEpilogueGemm(image->gemms[i], epilogueGemms[i], error);
+          status != KILN_OK)
+        return status;
+  return KILN_OK;
 }
 
-} // namespace
+/// The row-major C = A B is the column-major C^T = B^T A^T (as for cuBLAS):
+/// cuBLASLt's A is kiln's B, its B kiln's A, its D (n x m) kiln's C; a
+/// column bias of C is a row bias of D, which is what the epilogue adds.
+kiln_status CudaContext::planEpilogueGemm(const kiln_cuda_gemm &g,
+                                          CublasLtGemm &plan,
+                                          std::string &error) {
+  const CublasLtLibrary &lt = *cublasLt;
+  auto layout = [&](void **desc, int32_t dtype, int64_t rows, int64_t cols,
+                    int64_t ld, int64_t stride) {
+    int32_t batch = int32_t(g.batch);
+    return lt.matrixLayoutCreate(desc, cudaDataType(dtype), uint64_t(rows),
+                                 uint64_t(cols), ld) == 0 &&
+           lt.matrixLayoutSetAttribute(*desc, kLtLayoutBatchCount, &batch,
+                                       sizeof batch) == 0 &&
+           lt.matrixLayoutSetAttribute(*desc, kLtLayoutBatchStride, &stride,
+                                       sizeof stride) == 0;
+  };
+  int32_t opA = g.trans_b ? kOpT : kOpN, opB = g.trans_a ? kOpT : kOpN;
+  uint32_t epilogue =
+      ((g.epilogue & KILN_GEMM_EPILOGUE_BIAS) ? kLtEpilogueBias : 0) |
+      ((g.epilogue & KILN_GEMM_EPILOGUE_RELU) ? kLtEpilogueRelu : 0);
+  constexpr int kScaleR32F = 0;
+  bool ok = lt.matmulDescCreate(&plan.matmul,
+                                g.tf32 ? kCompute32FFastTF32 : kCompute32F,
+                                kScaleR32F) == 0 &&
+            lt.matmulDescSetAttribute(plan.matmul, kLtDescTransA, &opA,
+                                      sizeof opA) == 0 &&
+            lt.matmulDescSetAttribute(plan.matmul, kLtDescTransB, &opB,
+                                      sizeof opB) == 0 &&
+            lt.matmulDescSetAttribute(plan.matmul, kLtDescEpilogue, &epilogue,
+                                      sizeof epilogue) == 0 &&
+            layout(&plan.a, g.in_dtype, g.trans_b ? g.k : g.n,
+                   g.trans_b ? g.n : g.k, g.ldb, g.stride_b) &&
+            layout(&plan.b, g.in_dtype, g.trans_a ? g.m : g.k,
+                   g.trans_a ? g.k : g.m, g.lda, g.stride_a) &&
+            layout(&plan.d, g.out_dtype, g.n, g.m, g.ldc, g.stride_c);
+  void *preference = nullptr;
+  uint64_t workspace = kWorkspaceBytes;
+  int found = 0;
+  ok = ok && lt.preferenceCreate(&preference) == 0 &&
+       lt.preferenceSetAttribute(preference, kLtPrefMaxWorkspace, &workspace,
+                                 sizeof workspace) == 0 &&
+       lt.algoGetHeuristic(cublasLtHandle, plan.matmul, plan.a, plan.b, plan.d,
+                           plan.d, preference, 1, &plan.heuristic,
+                           &found) == 0 &&
+       found > 0;
+  if (preference)
+    lt.preferenceDestroy(preference);
+  if (!ok) {
+    error = "cuBLASLt has no algorithm for a " + std::to_string(g.m) + "x" +
+            std::to_string(g.n) + "x" + std::to_string(g.k) +
+            " GEMM with a fused epilogue";
+    return KILN_ERROR_DEVICE;
+  }
+  return KILN_OK;
+}
 
 int32_t CudaContext::gemmThunk(void *handle, int32_t index, const void *a,
-                               const void *b, void *c) {
+                               const void *b, void *c, const void *bias) {
   auto *self = static_cast<CudaContext *>(handle);
   if (!self->launchError.empty())
     return 1;
@@ -393,10 +536,11 @@ int32_t CudaContext::gemmThunk(void *handle, int32_t index, const void *a,
     return 1;
   }
   const kiln_cuda_gemm &g = self->image->gemms[index];
+  if (g.epilogue != KILN_GEMM_EPILOGUE_NONE)
+    return self->runEpilogueGemm(index, a, b, c, bias);
   // cuBLAS is column-major: the row-major C = A B is the column-major
   // C^T = B^T A^T, so B comes first and m and n swap.
-  constexpr int kOpN = 0, kOpT = 1, kDefaultAlgo = -1;
-  constexpr int kCompute32F = 68, kCompute32FFastTF32 = 77;
+  constexpr int kDefaultAlgo = -1;
   float alpha = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
   int status = self->cublas->gemmStridedBatchedEx(
       self->cublasHandle, g.trans_b ? kOpT : kOpN, g.trans_a ? kOpT : kOpN,
@@ -415,6 +559,29 @@ int32_t CudaContext::gemmThunk(void *handle, int32_t index, const void *a,
   return 0;
 }
 
+int32_t CudaContext::runEpilogueGemm(int32_t index, const void *a,
+                                     const void *b, void *c, const void *bias) {
+  const CublasLtGemm &plan = epilogueGemms[index];
+  float alpha = 1.0f, beta = 0.0f;
+  void *workspace = reinterpret_cast<void *>(cublasWorkspace);
+  int status = cublasLt->matmulDescSetAttribute(plan.matmul, kLtDescBiasPointer,
+                                                &bias, sizeof bias);
+  if (status == 0)
+    status = cublasLt->matmul(cublasLtHandle, plan.matmul, &alpha, b, plan.a, a,
+                              plan.b, &beta, c, plan.d, c, plan.d,
+                              plan.heuristic.algo, workspace, kWorkspaceBytes,
+                              stream);
+  if (status != 0) {
+    const kiln_cuda_gemm &g = image->gemms[index];
+    launchError = "cublasLtMatmul failed with status " +
+                  std::to_string(status) + " (GEMM " + std::to_string(index) +
+                  " with a fused epilogue: " + std::to_string(g.m) + "x" +
+                  std::to_string(g.n) + "x" + std::to_string(g.k) + ")";
+    return 1;
+  }
+  return 0;
+}
+
 CudaContext::~CudaContext() {
   if (!driver || !ctx)
     return;
@@ -422,6 +589,15 @@ CudaContext::~CudaContext() {
     CurrentContext current(driver, ctx);
     if (stream)
       driver->streamSynchronize(stream);
+    for (CublasLtGemm &plan : epilogueGemms) {
+      for (void *layout : {plan.a, plan.b, plan.d})
+        if (layout)
+          cublasLt->matrixLayoutDestroy(layout);
+      if (plan.matmul)
+        cublasLt->matmulDescDestroy(plan.matmul);
+    }
+    if (cublasLtHandle)
+      cublasLt->destroy(cublasLtHandle);
     if (cublasHandle)
       cublas->destroy(cublasHandle);
     if (cublasWorkspace)

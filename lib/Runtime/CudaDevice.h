@@ -20,6 +20,24 @@ namespace kiln::runtime {
 
 struct CudaDriver;
 struct CublasLibrary;
+struct CublasLtLibrary;
+
+/// cublasLtMatmulHeuristicResult_t: the algorithm cuBLASLt picked for a
+/// GEMM (opaque), the workspace it needs, its status.
+struct CublasLtHeuristic {
+  uint64_t algo[8];
+  size_t workspaceBytes;
+  int state;
+  float waves;
+  int reserved[4];
+};
+
+/// A GEMM with a fused epilogue, planned once per context: cuBLASLt's
+/// descriptors of the product and of its three matrices, and its algorithm.
+struct CublasLtGemm {
+  void *matmul = nullptr, *a = nullptr, *b = nullptr, *d = nullptr;
+  CublasLtHeuristic heuristic{};
+};
 
 /// What kiln_model_run is, seen from the runtime.
 using ModelRunFn = int32_t (*)(void *const *, void *const *, void *,
@@ -65,12 +83,23 @@ private:
   /// no allocation, which graph capture forbids).
   kiln_status startCublas(std::string &error);
   static int32_t gemmThunk(void *handle, int32_t index, const void *a,
-                           const void *b, void *c);
+                           const void *b, void *c, const void *bias);
+  /// cuBLASLt and a plan per GEMM with an epilogue.
+  kiln_status startCublasLt(std::string &error);
+  kiln_status planEpilogueGemm(const kiln_cuda_gemm &g, CublasLtGemm &plan,
+                               std::string &error);
+  /// GEMM `index` (with its epilogue) through cuBLASLt.
+  int32_t runEpilogueGemm(int32_t index, const void *a, const void *b, void *c,
+                          const void *bias);
 
   const CudaDriver *driver = nullptr;
   const CublasLibrary *cublas = nullptr;
   void *cublasHandle = nullptr;
   unsigned long long cublasWorkspace = 0;
+  const CublasLtLibrary *cublasLt = nullptr;
+  void *cublasLtHandle = nullptr;
+  /// By GEMM index; empty descriptors for GEMMs without an epilogue.
+  std::vector<CublasLtGemm> epilogueGemms;
   const kiln_cuda_image *image = nullptr;
   int device = 0;
   void *ctx = nullptr, *module = nullptr, *stream = nullptr;

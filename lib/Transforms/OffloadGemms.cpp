@@ -4,7 +4,9 @@
 // library's kernels for them are tuned per architecture and shape; a loop
 // nest mapped to threads reaches a few percent of that. Matmul-shaped
 // contractions therefore become calls into the runtime, which runs them with
-// cuBLAS; what fusion put after them (bias, activation, residual) stays a
+// cuBLAS. A bias per column and a ReLU that fusion put after one are applied
+// by cuBLASLt's epilogue as the product is stored (no kernel reading and
+// writing it again); anything else after it (a residual, GELU) stays a
 // generated kernel reading the product.
 //
 //===----------------------------------------------------------------------===//
@@ -195,6 +197,112 @@ linalg::FillOp zeroFillBefore(Operation *op, Value output) {
   return nullptr;
 }
 
+/// An offloaded GEMM: its shape, whether it accumulates into C, its
+/// epilogue (kiln_gemm_epilogue flags).
+struct Described {
+  Gemm gemm;
+  bool accumulate;
+  int32_t epilogue;
+};
+
+/// The kernel after a GEMM that cuBLASLt's epilogue can do instead: D =
+/// act(C + bias), bias a vector along C's rows (one value per column), act
+/// a ReLU or nothing; C read by nothing else.
+struct Epilogue {
+  linalg::GenericOp op;
+  Value bias, output;
+  int32_t flags = KILN_GEMM_EPILOGUE_NONE;
+};
+
+/// If `value` is `max(x, 0)`, as kiln writes a ReLU (x < 0 ? 0 : x, which
+/// keeps NaN) or as a max: x and the number of ops that make it.
+std::pair<Value, int> reluInput(Value value) {
+  auto isZero = [](Value v) { return matchPattern(v, m_AnyZeroFloat()); };
+  Operation *op = value.getDefiningOp();
+  if (isa_and_present<arith::MaxNumFOp, arith::MaximumFOp>(op) &&
+      isZero(op->getOperand(1)))
+    return {op->getOperand(0), 1};
+  auto select = dyn_cast_if_present<arith::SelectOp>(op);
+  if (!select || !isZero(select.getTrueValue()))
+    return {};
+  Value x = select.getFalseValue();
+  auto less = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  if (less && less.getPredicate() == arith::CmpFPredicate::OLT &&
+      less.getLhs() == x && isZero(less.getRhs()))
+    return {x, 2};
+  return {};
+}
+
+std::optional<Epilogue> matchEpilogue(linalg::LinalgOp gemmOp,
+                                      const Gemm &gemm) {
+  Value c = gemmOp.getDpsInits()[0];
+  auto cType = cast<MemRefType>(c.getType());
+  if (gemm.outType != KILN_DTYPE_F32 || cType.getShape().back() != gemm.n ||
+      !c.getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  // The first op after the GEMM that touches C must be the epilogue, and
+  // only deallocations may touch C after it.
+  linalg::GenericOp op;
+  for (Operation *next = gemmOp->getNextNode(); next && !op;
+       next = next->getNextNode())
+    if (llvm::is_contained(next->getOperands(), c))
+      op = dyn_cast<linalg::GenericOp>(next);
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.hasPureBufferSemantics())
+    return std::nullopt;
+  for (Operation *user : c.getUsers())
+    if (user != gemmOp && user != op && !isa<memref::DeallocOp>(user))
+      return std::nullopt;
+  Value output = op.getDpsInits()[0];
+  if (output.getType() != c.getType() || !isDenseStatic(output) ||
+      !op.getIndexingMapsArray().back().isIdentity())
+    return std::nullopt;
+  // The GEMM moves to the epilogue's place: nothing in between may use its
+  // operands or the output it now writes.
+  Value a = gemmOp.getDpsInputs()[0], b = gemmOp.getDpsInputs()[1];
+  for (Operation *between = gemmOp->getNextNode(); between != op;
+       between = between->getNextNode())
+    for (Value used : {a, b, output})
+      if (llvm::is_contained(between->getOperands(), used))
+        return std::nullopt;
+  Epilogue epilogue{op, Value(), output};
+  unsigned rank = cType.getRank();
+  Block *body = op.getBody();
+  Value product, bias;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input->get() == c && map.isIdentity())
+      product = body->getArgument(input->getOperandNumber());
+    else if (map.getNumResults() == 1 &&
+             map.getResult(0) == getAffineDimExpr(rank - 1, op.getContext()) &&
+             isDenseStatic(input->get()) &&
+             input->get().getType() ==
+                 MemRefType::get({gemm.n}, cType.getElementType())) {
+      bias = body->getArgument(input->getOperandNumber());
+      epilogue.bias = input->get();
+    }
+  }
+  if (!product || !bias)
+    return std::nullopt;
+  Value result = cast<linalg::YieldOp>(body->getTerminator()).getValues()[0];
+  auto isBiasAdd = [&](Value v) {
+    auto sum = v.getDefiningOp<arith::AddFOp>();
+    return sum && ((sum.getLhs() == product && sum.getRhs() == bias) ||
+                   (sum.getLhs() == bias && sum.getRhs() == product));
+  };
+  // The body is exactly the pattern: the add, then the ReLU's ops if any.
+  int ops = int(body->getOperations().size()) - 1;
+  auto [reluOf, reluOps] = reluInput(result);
+  if (isBiasAdd(result) && ops == 1)
+    epilogue.flags = KILN_GEMM_EPILOGUE_BIAS;
+  else if (reluOf && isBiasAdd(reluOf) && ops == 1 + reluOps)
+    epilogue.flags = KILN_GEMM_EPILOGUE_BIAS | KILN_GEMM_EPILOGUE_RELU;
+  else
+    return std::nullopt;
+  return epilogue;
+}
+
 struct OffloadGemmsPass
     : public kiln::impl::OffloadGemmsBase<OffloadGemmsPass> {
   using OffloadGemmsBase::OffloadGemmsBase;
@@ -217,21 +325,26 @@ struct OffloadGemmsPass
           fill.erase();
           accumulate = false;
         }
-        gemms.push_back({gemm, accumulate});
-        replaceWithCall(module, op, gemms.size() - 1);
+        std::optional<Epilogue> epilogue;
+        if (!accumulate)
+          epilogue = matchEpilogue(op, gemm);
+        gemms.push_back({gemm, accumulate,
+                         epilogue ? epilogue->flags : KILN_GEMM_EPILOGUE_NONE});
+        replaceWithCall(module, op, gemms.size() - 1, epilogue);
       }
     }
     SmallVector<Attribute> descriptors;
-    for (auto [gemm, accumulate] : gemms)
-      descriptors.push_back(describe(b, gemm, accumulate));
+    for (const Described &gemm : gemms)
+      descriptors.push_back(describe(b, gemm));
     module->setAttr("kiln.gemms", b.getArrayAttr(descriptors));
   }
 
   /// The body of `decl`: the descriptor's GEMM as loops over the flattened
   /// buffers, with cuBLAS' addressing (a test of the descriptor, not a fast
   /// GEMM): C[b*sc + i*ldc + j] = sum_p opA(i, p) * opB(p, j) (+ C).
-  void defineEmulation(func::FuncOp decl, std::pair<Gemm, bool> described) {
-    auto [g, accumulate] = described;
+  void defineEmulation(func::FuncOp decl, const Described &described) {
+    const Gemm &g = described.gemm;
+    bool accumulate = described.accumulate;
     decl.setPrivate();
     Block *entry = decl.addEntryBlock();
     OpBuilder b = OpBuilder::atBlockBegin(entry);
@@ -296,6 +409,16 @@ struct OffloadGemmsPass
                                b, loc, kLoop.getRegionIterArg(0), product)});
     }
     Value sum = kLoop.getResult(0);
+    if (described.epilogue & KILN_GEMM_EPILOGUE_BIAS)
+      sum = arith::AddFOp::create(
+          b, loc, sum,
+          memref::LoadOp::create(b, loc, entry->getArgument(3), j));
+    if (described.epilogue & KILN_GEMM_EPILOGUE_RELU) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+      Value negative =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, sum, zero);
+      sum = arith::SelectOp::create(b, loc, negative, zero, sum);
+    }
     if (cType != f32)
       sum = arith::TruncFOp::create(b, loc, cType, sum);
     memref::StoreOp::create(b, loc, sum, c, cAt);
@@ -303,7 +426,8 @@ struct OffloadGemmsPass
     func::ReturnOp::create(b, loc);
   }
 
-  DictionaryAttr describe(Builder &b, const Gemm &g, bool accumulate) {
+  DictionaryAttr describe(Builder &b, const Described &described) {
+    const Gemm &g = described.gemm;
     auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
     return b.getDictionaryAttr({
         b.getNamedAttr("m", i64(g.m)),
@@ -320,17 +444,25 @@ struct OffloadGemmsPass
         b.getNamedAttr("stride_c", i64(g.strideC)),
         b.getNamedAttr("in_dtype", i64(g.inType)),
         b.getNamedAttr("out_dtype", i64(g.outType)),
-        b.getNamedAttr("accumulate", i64(accumulate)),
+        b.getNamedAttr("accumulate", i64(described.accumulate)),
         b.getNamedAttr("tf32", i64(tf32 && g.inType == KILN_DTYPE_F32)),
+        b.getNamedAttr("epilogue", i64(described.epilogue)),
     });
   }
 
-  /// The offloaded GEMMs by index, and whether each accumulates into C.
-  SmallVector<std::pair<Gemm, bool>> gemms;
+  /// The offloaded GEMMs by index.
+  SmallVector<Described> gemms;
 
-  void replaceWithCall(ModuleOp module, linalg::LinalgOp op, size_t index) {
+  /// `op` as `kiln_gemm_I(A, B, C)`; with an epilogue, as
+  /// `kiln_gemm_I(A, B, D, bias)` writing the epilogue's output, which
+  /// replaces the epilogue's kernel and C.
+  void replaceWithCall(ModuleOp module, linalg::LinalgOp op, size_t index,
+                       std::optional<Epilogue> epilogue) {
+    Value c = op.getDpsInits()[0];
     SmallVector<Value> operands = {op.getDpsInputs()[0], op.getDpsInputs()[1],
-                                   op.getDpsInits()[0]};
+                                   epilogue ? epilogue->output : c};
+    if (epilogue)
+      operands.push_back(epilogue->bias);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto decl = func::FuncOp::create(
         b, op.getLoc(), "kiln_gemm_" + std::to_string(index),
@@ -339,9 +471,16 @@ struct OffloadGemmsPass
     decl.setPrivate();
     if (emulate)
       defineEmulation(decl, gemms[index]);
-    b.setInsertionPoint(op);
+    b.setInsertionPoint(epilogue ? epilogue->op : op);
     func::CallOp::create(b, op.getLoc(), decl, operands);
     op->erase();
+    if (!epilogue)
+      return;
+    epilogue->op->erase();
+    // C is no longer written or read: its allocation and deallocations go.
+    for (Operation *user : llvm::make_early_inc_range(c.getUsers()))
+      user->erase();
+    c.getDefiningOp()->erase();
   }
 };
 

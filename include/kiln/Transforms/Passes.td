@@ -358,16 +358,21 @@ def EmulateGPULaunches
 def OffloadGemms : Pass<"kiln-offload-gemms", "::mlir::ModuleOp"> {
   let summary = "Run matmul-shaped contractions through the runtime's GEMM";
   let description = [{
-    For the CUDA target, after bufferization and memory planning: every
+    For the CUDA target, after bufferization, before the memory plan: every
     `linalg` contraction of a public function that is a (batched) matrix
     product on dense buffers -- one M, one N and one K dimension, any batch
     dimensions leading and in order, each operand either carrying all batch
     dimensions or none (broadcast), either operand stored transposed --
     becomes a call `kiln_gemm_I(A, B, C)` of a private declaration, and the
     zero fill of C before it is dropped (beta = 0). The runtime runs it with
-    cuBLAS (tensor cores). The descriptors, by index I, are recorded on the
-    module as `kiln.gemms` (row-major: m, n, k, batch, transposes, leading
-    dimensions, batch strides in elements, beta, element types).
+    cuBLAS (tensor cores). When the next op reading C is a generic computing
+    exactly `C + bias[col]` or `max(C + bias[col], 0)` (f32, C read by
+    nothing else), that generic becomes the GEMM's epilogue: the call is
+    `kiln_gemm_I(A, B, D, bias)` writing its output D where it was, and the
+    runtime runs it with cuBLASLt's BIAS or RELU_BIAS epilogue. The
+    descriptors, by index I, are recorded on the module as `kiln.gemms`
+    (row-major: m, n, k, batch, transposes, leading dimensions, batch
+    strides in elements, beta, element types, epilogue).
     Contractions of other shapes (convolutions, partially broadcast batches)
     stay loops.
   }];

@@ -499,12 +499,13 @@ private:
     return llvm::StructType::get(ctx, {ptr, ptr, ptr, ptr});
   }
 
-  /// Defines each kiln_gemm_I(launcher, a, b, c) that kiln-offload-gemms
-  /// declared as launcher->gemm(handle, I, a, b, c).
+  /// Defines each kiln_gemm_I(launcher, a, b, c[, bias]) that
+  /// kiln-offload-gemms declared as launcher->gemm(handle, I, a, b, c, bias)
+  /// (bias null when the GEMM has none).
   void buildCudaGemms() {
     constexpr llvm::StringLiteral prefix = "kiln_gemm_";
     auto *gemmType =
-        llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr}, false);
+        llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr, ptr}, false);
     for (llvm::Function &f : module) {
       if (!f.isDeclaration() || !f.getName().starts_with(prefix))
         continue;
@@ -516,7 +517,9 @@ private:
                    b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 3)),
                    {b.CreateLoad(ptr, b.CreateStructGEP(launcherType(), rt, 0)),
                     llvm::ConstantInt::get(i32, index), f.getArg(1),
-                    f.getArg(2), f.getArg(3)});
+                    f.getArg(2), f.getArg(3),
+                    f.arg_size() > 4 ? static_cast<llvm::Value *>(f.getArg(4))
+                                     : llvm::ConstantPointerNull::get(ptr)});
       b.CreateRetVoid();
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
     }
@@ -524,17 +527,17 @@ private:
 
   /// The kiln_cuda_gemm table.
   llvm::Constant *gemmTable(const DeviceImage &image) {
-    auto *gemmType =
-        llvm::StructType::get(ctx, {i64, i64, i64, i64, i64, i64, i64, i64, i64,
-                                    i64, i32, i32, i32, i32, i32, i32});
+    auto *gemmType = llvm::StructType::get(ctx, {i64, i64, i64, i64, i64, i64,
+                                                 i64, i64, i64, i64, i32, i32,
+                                                 i32, i32, i32, i32, i32, i32});
     SmallVector<llvm::Constant *> gemms;
     for (const DeviceImage::Gemm &g : image.gemms) {
       SmallVector<llvm::Constant *> fields;
       for (int64_t v : {g.m, g.n, g.k, g.batch, g.lda, g.ldb, g.ldc, g.strideA,
                         g.strideB, g.strideC})
         fields.push_back(llvm::ConstantInt::get(i64, v));
-      for (int32_t v :
-           {g.transA, g.transB, g.inType, g.outType, g.accumulate, g.tf32})
+      for (int32_t v : {g.transA, g.transB, g.inType, g.outType, g.accumulate,
+                        g.tf32, g.epilogue, 0})
         fields.push_back(llvm::ConstantInt::get(i32, v));
       gemms.push_back(llvm::ConstantStruct::get(gemmType, fields));
     }

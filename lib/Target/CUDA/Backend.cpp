@@ -197,7 +197,8 @@ LogicalResult recordDeviceLayout(ModuleOp module,
            get("ldc"), get("stride_a"), get("stride_b"), get("stride_c"),
            int32_t(get("trans_a")), int32_t(get("trans_b")),
            int32_t(get("in_dtype")), int32_t(get("out_dtype")),
-           int32_t(get("accumulate")), int32_t(get("tf32"))});
+           int32_t(get("accumulate")), int32_t(get("tf32")),
+           int32_t(get("epilogue"))});
     }
   }
   module->removeAttr("kiln.gemms");

@@ -53,7 +53,7 @@ struct DeviceImage {
   /// The runtime GEMMs (kiln_cuda_gemm), by index: kiln_gemm_I runs GEMM I.
   struct Gemm {
     int64_t m, n, k, batch, lda, ldb, ldc, strideA, strideB, strideC;
-    int32_t transA, transB, inType, outType, accumulate, tf32;
+    int32_t transA, transB, inType, outType, accumulate, tf32, epilogue;
   };
   llvm::SmallVector<Gemm> gemms;
 };
