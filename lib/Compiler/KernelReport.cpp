@@ -124,39 +124,33 @@ std::string joinOps(const KernelCost &kernel, size_t limit) {
 
 } // namespace
 
-void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
-                     const Roofline &roofline, const ModelTotals &totals) {
-  os << llvm::format("roofline: %.1f GFLOP/s, %.1f GB/s (%d thread%s; %s)\n",
-                     roofline.peakGflops, roofline.bandwidthGBs,
-                     roofline.threads, roofline.threads == 1 ? "" : "s",
-                     roofline.source.c_str());
-  os << llvm::format("%4s  %-11s %10s %10s %7s %10s  %-8s  %s\n", "#", "kind",
-                     "MFLOP", "MB", "FLOP/B", "pred. us", "bound", "ops");
+namespace {
+
+/// Sums of one table's rows.
+struct TableTotals {
   double flops = 0, bytes = 0, seconds = 0;
+};
+
+TableTotals printTable(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
+                       const Roofline &roofline, const char *opsHeader) {
+  os << llvm::format("%4s  %-11s %10s %10s %7s %10s  %-8s  %s\n", "#", "kind",
+                     "MFLOP", "MB", "FLOP/B", "pred. us", "bound", opsHeader);
+  TableTotals totals;
   for (auto [i, kernel] : llvm::enumerate(kernels)) {
     double predicted = kernel.predictedSeconds(roofline);
     os << llvm::format("%4zu  %-11s %10.3f %10.3f %7.2f %10.2f  %-8s  %s\n", i,
                        kernel.kind.c_str(), kernel.flops / 1e6,
                        kernel.bytes / 1e6, kernel.intensity(), predicted * 1e6,
                        kernel.bound(roofline), joinOps(kernel, 60).c_str());
-    flops += kernel.flops;
-    bytes += kernel.bytes;
-    seconds += predicted;
+    totals.flops += kernel.flops;
+    totals.bytes += kernel.bytes;
+    totals.seconds += predicted;
   }
-  os << llvm::format("total: %zu kernels, %.3f MFLOP, %.3f MB moved "
-                     "(%.3f MB unfused), predicted %.2f us\n",
-                     kernels.size(), flops / 1e6, bytes / 1e6,
-                     totals.unfusedBytes / 1e6, seconds * 1e6);
-  if (totals.intermediateBytes || totals.stackBytes)
-    os << llvm::format("arena: %llu bytes for %llu bytes of intermediates; "
-                       "%llu bytes of small buffers on the stack\n",
-                       (unsigned long long)totals.arenaBytes,
-                       (unsigned long long)totals.intermediateBytes,
-                       (unsigned long long)totals.stackBytes);
+  return totals;
 }
 
-void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
-                     const Roofline &roofline, const ModelTotals &totals) {
+llvm::json::Array jsonEntries(ArrayRef<KernelCost> kernels,
+                              const Roofline &roofline) {
   llvm::json::Array entries;
   for (const KernelCost &kernel : kernels) {
     llvm::json::Array ops;
@@ -172,16 +166,78 @@ void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
         {"predicted_us", kernel.predictedSeconds(roofline) * 1e6},
         {"bound", kernel.bound(roofline)}});
   }
+  return entries;
+}
+
+} // namespace
+
+std::vector<KernelCost> takeDeviceWork(mlir::ModuleOp module) {
+  std::vector<KernelCost> work;
+  auto entries = module->getAttrOfType<ArrayAttr>("kiln.device_work");
+  if (!entries)
+    return work;
+  for (Attribute attr : entries) {
+    auto fields = cast<DictionaryAttr>(attr);
+    auto text = [&](StringRef name) {
+      return cast<StringAttr>(fields.get(name)).str();
+    };
+    auto number = [&](StringRef name) {
+      return cast<FloatAttr>(fields.get(name)).getValueAsDouble();
+    };
+    KernelCost cost;
+    cost.kind = text("kind");
+    cost.ops = {text("name") + ":", text("how")};
+    cost.flops = cost.executedFlops = number("flops");
+    cost.bytes = number("bytes");
+    work.push_back(std::move(cost));
+  }
+  module->removeAttr("kiln.device_work");
+  return work;
+}
+
+void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals) {
+  os << llvm::format("roofline: %.1f GFLOP/s, %.1f GB/s (%d thread%s; %s)\n",
+                     roofline.peakGflops, roofline.bandwidthGBs,
+                     roofline.threads, roofline.threads == 1 ? "" : "s",
+                     roofline.source.c_str());
+  TableTotals sums = printTable(os, kernels, roofline, "ops");
+  os << llvm::format("total: %zu kernels, %.3f MFLOP, %.3f MB moved "
+                     "(%.3f MB unfused), predicted %.2f us\n",
+                     kernels.size(), sums.flops / 1e6, sums.bytes / 1e6,
+                     totals.unfusedBytes / 1e6, sums.seconds * 1e6);
+  if (totals.intermediateBytes || totals.stackBytes)
+    os << llvm::format("arena: %llu bytes for %llu bytes of intermediates; "
+                       "%llu bytes of small buffers on the stack\n",
+                       (unsigned long long)totals.arenaBytes,
+                       (unsigned long long)totals.intermediateBytes,
+                       (unsigned long long)totals.stackBytes);
+  if (totals.device.empty())
+    return;
+  os << "on the GPU, as lowered (GEMMs in the library, generated kernels):\n";
+  TableTotals device = printTable(os, totals.device, roofline, "what");
+  size_t gemms = llvm::count_if(
+      totals.device, [](const KernelCost &k) { return k.kind == "gemm"; });
+  os << llvm::format("device total: %zu GEMMs, %zu kernels, %.3f MB moved, "
+                     "predicted %.2f us\n",
+                     gemms, totals.device.size() - gemms, device.bytes / 1e6,
+                     device.seconds * 1e6);
+}
+
+void printReportJSON(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
+                     const Roofline &roofline, const ModelTotals &totals) {
   llvm::json::Object report{
       {"roofline", llvm::json::Object{{"peak_gflops", roofline.peakGflops},
                                       {"bandwidth_gbs", roofline.bandwidthGBs},
                                       {"threads", roofline.threads},
                                       {"source", roofline.source}}},
-      {"kernels", std::move(entries)},
+      {"kernels", jsonEntries(kernels, roofline)},
       {"unfused_bytes", totals.unfusedBytes},
       {"arena_bytes", int64_t(totals.arenaBytes)},
       {"intermediate_bytes", int64_t(totals.intermediateBytes)},
       {"stack_bytes", int64_t(totals.stackBytes)}};
+  if (!totals.device.empty())
+    report["device"] = jsonEntries(totals.device, roofline);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
 }
 

@@ -311,7 +311,8 @@ int printReport(llvm::ArrayRef<kiln::KernelCost> kernels,
 /// code in the LLVM dialect that launches them.
 template <typename RunPipeline>
 int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
-                 TimingScope &root, RunPipeline &runPipeline) {
+                 kiln::ModelTotals &totals, TimingScope &root,
+                 RunPipeline &runPipeline) {
   if (!kiln::cuda::describeGPU(gpuChip)) {
     llvm::errs() << "error: unknown GPU architecture '" << gpuChip
                  << "' (--gpu): kiln knows";
@@ -327,6 +328,7 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
         kiln::cuda::buildDevicePipeline(pm, options, toolkit);
       })))
     return 1;
+  totals.device = kiln::takeDeviceWork(module);
   {
     TimingScope timer = root.nest("ptxas");
     // --emit=ptx stops before the cubin: ptxas would only be run twice.
@@ -400,7 +402,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   }
   if (target == Target::CUDA) {
-    if (int status = lowerForCuda(module, *signature, root, runPipeline))
+    if (int status =
+            lowerForCuda(module, *signature, totals, root, runPipeline))
       return status;
     if (emit == EmitStage::PTX)
       return emitText(

@@ -12,6 +12,7 @@
 #include "kiln/Target/Roofline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -62,7 +63,15 @@ struct ModelTotals {
   /// The planned arena and the sum of all intermediates (0 when the
   /// compilation stopped before memory planning).
   uint64_t arenaBytes = 0, intermediateBytes = 0, stackBytes = 0;
+  /// --target=cuda: what runs on the GPU once lowered, in launch order
+  /// (kiln-record-device-work): GEMMs (kind "gemm") and generated kernels
+  /// ("row", "loops"), ops holding the name and how it runs.
+  std::vector<KernelCost> device;
 };
+
+/// The kiln.device_work list kiln-record-device-work left on `module`, as
+/// rows of the report (removed from the module).
+std::vector<KernelCost> takeDeviceWork(mlir::ModuleOp module);
 
 void printReportText(llvm::raw_ostream &os, llvm::ArrayRef<KernelCost> kernels,
                      const Roofline &roofline, const ModelTotals &totals);

@@ -439,6 +439,19 @@ def MapReductionsToGPU
                            "::mlir::scf::SCFDialect"];
 }
 
+def RecordDeviceWork : Pass<"kiln-record-device-work", "::mlir::ModuleOp"> {
+  let summary = "List what runs on the GPU, for the kernel report";
+  let description = [{
+    After kiln-map-loops-to-gpu, in launch order: every `kiln_gemm_I` call
+    (a GEMM in cuBLAS, or in cuBLASLt with its epilogue; its FLOPs and the
+    bytes of its operands, from the `kiln.gemms` descriptor) and every
+    `gpu.launch` (a row kernel or a loop nest mapped to threads; the bytes
+    of the buffers it touches, each once). Recorded on the module as
+    `kiln.device_work`, an array of {name, kind, how, flops, bytes}, which
+    `kiln-compile --report` prints as the GPU's own table.
+  }];
+}
+
 def MarkKernelBuffers : Pass<"kiln-mark-kernel-buffers", "::mlir::ModuleOp"> {
   let summary = "Tell LLVM that kernel buffers are distinct and aligned";
   let description = [{

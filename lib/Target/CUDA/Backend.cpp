@@ -82,6 +82,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       // into the kernel module with the kernels that call them.
       "convert-math-to-funcs,"
       "kiln-map-loops-to-gpu{{block-size={0}},"
+      "kiln-record-device-work,"
       "gpu-kernel-outlining,"
       "kiln-mark-kernel-buffers,"
       "kiln-approximate-math,"
