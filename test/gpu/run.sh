@@ -24,26 +24,34 @@ else
   python3 bench/gpu/prepare_kit.py build "$kit" --arch "$arch"
 fi
 nvidia-smi -L || echo "nvidia-smi: not found"
-# cuBLAS from the CUDA wheels PyTorch uses, when it is not on the library
-# path (kiln's runtime opens libcuda.so.1 and libcublas with dlopen).
-if [[ -z "${KILN_CUBLAS:-}" ]]; then
-  KILN_CUBLAS=$(python3 - <<'PY'
-import glob, os
+# cuBLAS and cuBLASLt from the CUDA wheels PyTorch uses, when they are not
+# on the library path (kiln's runtime opens libcuda.so.1, libcublas and
+# libcublasLt with dlopen).
+find_cuda_library() {
+  python3 - "$1" <<'PY'
+import glob, os, sys
+pattern = sys.argv[1] + ".so.1[23]"
 found = []
 try:
     import nvidia
     for root in nvidia.__path__:
-        found += glob.glob(os.path.join(root, "**", "libcublas.so.1[23]"), recursive=True)
+        found += glob.glob(os.path.join(root, "**", pattern), recursive=True)
 except ImportError:
     pass
 try:
     import torch
-    found += glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "libcublas.so.1[23]"))
+    found += glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", pattern))
 except ImportError:
     pass
 print(sorted(found)[-1] if found else "")
 PY
-  )
+}
+if [[ -z "${KILN_CUBLAS:-}" ]]; then
+  KILN_CUBLAS=$(find_cuda_library libcublas)
   [[ -n "$KILN_CUBLAS" ]] && export KILN_CUBLAS && echo "cuBLAS: $KILN_CUBLAS"
+fi
+if [[ -z "${KILN_CUBLASLT:-}" ]]; then
+  KILN_CUBLASLT=$(find_cuda_library libcublasLt)
+  [[ -n "$KILN_CUBLASLT" ]] && export KILN_CUBLASLT && echo "cuBLASLt: $KILN_CUBLASLT"
 fi
 python3 bench/gpu/run_kit.py "$kit" "$results"
