@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -288,25 +289,154 @@ struct MapLoopsToGPUPass
     // unrolled so that LLVM can merge their accesses.
     Value first = arith::MulIOp::create(
         b, loc, indices[last], arith::ConstantIndexOp::create(b, loc, width));
+    // The copies' indices cannot wrap (they are below the loop's extent).
+    auto noWrap = arith::IntegerOverflowFlagsAttr::get(
+        b.getContext(),
+        arith::IntegerOverflowFlags::nsw | arith::IntegerOverflowFlags::nuw);
     // Each copy gets its own mapping: cloning a region records its block
     // arguments in the mapping, and a second clone with them recorded would
     // create blocks without arguments.
-    IRMapping outer = mapping;
-    for (int64_t u = 0; u < width; ++u) {
-      mapping = outer;
-      mapIndex(last, u == 0 ? first
-                            : arith::AddIOp::create(
-                                  b, loc, first,
-                                  arith::ConstantIndexOp::create(b, loc, u))
-                                  .getResult());
-      Value index = mapping.lookup(loop.getInductionVars()[last]);
-      for (Operation &op : loop.getBody()->without_terminator()) {
-        Operation *copy = b.clone(op, mapping);
-        if (u == 0 && width > 1)
-          markAlignedAccesses(copy, index, width);
+    SmallVector<IRMapping> copies(width, mapping);
+    for (auto [u, copy] : llvm::enumerate(copies)) {
+      mapping = copy;
+      mapIndex(last,
+               u == 0 ? first
+                      : arith::AddIOp::create(
+                            b, loc, first,
+                            arith::ConstantIndexOp::create(b, loc, u), noWrap)
+                            .getResult());
+      copy = mapping;
+    }
+    Block *body = loop.getBody();
+    // LLVM merges accesses within a basic block only, and a transcendental
+    // from libdevice brings branches: every copy's loads go first, the
+    // stores last, when no load could read what a store wrote.
+    // The copies' accesses of consecutive elements along a row become one
+    // vector load or store each (also what LLVM's vectorizer cannot prove
+    // consecutive).
+    bool grouped = width > 1 && loadsCanGoFirst(body);
+    Value lastIV = loop.getInductionVars()[last];
+    SmallVector<memref::StoreOp> vectorStores;
+    if (grouped) {
+      for (auto load : body->getOps<memref::LoadOp>()) {
+        std::optional<int64_t> alignment = vectorAlignment(
+            load.getMemRef(), load.getIndices(), lastIV, body, width);
+        if (!alignment) {
+          for (IRMapping &copy : copies)
+            cloneWithOperands(b, load, body, copy);
+          continue;
+        }
+        Value vector = vector::LoadOp::create(
+            b, loc, VectorType::get({width}, load.getType()), load.getMemRef(),
+            mappedIndices(load.getIndices(), copies[0]),
+            /*nontemporal=*/false, llvm::Align(*alignment));
+        for (auto [u, copy] : llvm::enumerate(copies))
+          copy.map(load.getResult(),
+                   vector::ExtractOp::create(b, loc, vector, int64_t(u)));
       }
+      for (auto store : body->getOps<memref::StoreOp>())
+        if (vectorAlignment(store.getMemRef(), store.getIndices(), lastIV, body,
+                            width))
+          vectorStores.push_back(store);
+    }
+    for (IRMapping &copy : copies)
+      for (Operation &op : body->without_terminator())
+        if ((op.getNumResults() == 0 || !copy.contains(op.getResult(0))) &&
+            !llvm::is_contained(vectorStores, &op))
+          b.clone(op, copy);
+    Block *thread = guard.thenBlock();
+    if (width > 1)
+      markAlignedAccesses(guard, copies.front().lookup(lastIV), width);
+    if (grouped)
+      for (auto store : llvm::to_vector(thread->getOps<memref::StoreOp>()))
+        store->moveBefore(thread->getTerminator());
+    for (memref::StoreOp store : vectorStores) {
+      SmallVector<Value> elements;
+      for (IRMapping &copy : copies)
+        elements.push_back(copy.lookupOrDefault(store.getValueToStore()));
+      Value vector = vector::FromElementsOp::create(
+          b, loc, VectorType::get({width}, elements.front().getType()),
+          elements);
+      vector::StoreOp::create(
+          b, loc, vector, store.getMemRef(),
+          mappedIndices(store.getIndices(), copies[0]), /*nontemporal=*/false,
+          llvm::Align(*vectorAlignment(store.getMemRef(), store.getIndices(),
+                                       lastIV, body, width)));
     }
     return launch;
+  }
+
+  /// Whether a copy's loads may run before the other copies' stores: every
+  /// load from a buffer the body stores to reads the element it stores
+  /// (the copies' elements are distinct), and the loads sit in the body
+  /// itself with operands from pure ops or other loads.
+  static bool loadsCanGoFirst(Block *body) {
+    for (auto store : body->getOps<memref::StoreOp>())
+      for (auto load : body->getOps<memref::LoadOp>())
+        if (load.getMemRef() == store.getMemRef() &&
+            load.getIndices() != store.getIndices())
+          return false;
+    WalkResult nested = body->walk([&](memref::LoadOp load) {
+      return load->getBlock() == body ? WalkResult::advance()
+                                      : WalkResult::interrupt();
+    });
+    if (nested.wasInterrupted())
+      return false;
+    return llvm::all_of(body->getOps<memref::LoadOp>(), [&](auto load) {
+      return llvm::all_of(load->getOperands(), [&](Value operand) {
+        Operation *producer = operand.getDefiningOp();
+        return !producer || producer->getBlock() != body ||
+               isa<memref::LoadOp>(producer) ||
+               (isPure(producer) && producer->getNumRegions() == 0);
+      });
+    });
+  }
+
+  /// The byte alignment of a vector access to `width` consecutive elements
+  /// of `memref` at `indices`, if the copies' accesses are that: the last
+  /// index is `lastIV`, the others do not change between copies (other
+  /// loop indices, values from outside), the buffer is dense with rows a
+  /// multiple of `width` (kernel buffers start 16-byte aligned).
+  static std::optional<int64_t> vectorAlignment(Value memref,
+                                                ValueRange indices,
+                                                Value lastIV, Block *body,
+                                                int64_t width) {
+    auto type = cast<MemRefType>(memref.getType());
+    Type element = type.getElementType();
+    if (indices.empty() || indices.back() != lastIV ||
+        !type.getLayout().isIdentity() || !type.hasStaticShape() ||
+        type.getShape().back() % width != 0 || !element.isIntOrFloat() ||
+        element.getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+    for (Value index : indices.drop_back()) {
+      bool invariant = index != lastIV && (isa<BlockArgument>(index) ||
+                                           index.getParentBlock() != body);
+      if (!invariant)
+        return std::nullopt;
+    }
+    int64_t bytes = width * element.getIntOrFloatBitWidth() / 8;
+    if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
+      return std::nullopt;
+    return bytes;
+  }
+
+  static SmallVector<Value> mappedIndices(ValueRange indices,
+                                          const IRMapping &copy) {
+    return llvm::map_to_vector(
+        indices, [&](Value index) { return copy.lookupOrDefault(index); });
+  }
+
+  /// Clones `op` after the ops of `body` it needs (pure index math, loads),
+  /// each once per copy.
+  static void cloneWithOperands(OpBuilder &b, Operation *op, Block *body,
+                                IRMapping &copy) {
+    if (copy.contains(op->getResult(0)))
+      return;
+    for (Value operand : op->getOperands())
+      if (Operation *producer = operand.getDefiningOp();
+          producer && producer->getBlock() == body)
+        cloneWithOperands(b, producer, body, copy);
+    b.clone(*op, copy);
   }
 
   /// Work with no parallel dimension (a reduction to a scalar, a copy): one

@@ -5,8 +5,9 @@
 // flattened, each thread running 4 consecutive iterations of the last
 // dimension (100 is a multiple of 4 and the store writes along it): 1600
 // threads, 7 blocks of 256, a guard for the ragged last block, the last
-// dimension varying fastest. The arena view is recomputed in the kernel,
-// so only the arena itself crosses into it.
+// dimension varying fastest; the 4 iterations' loads are one 128-bit
+// vector load, their stores one vector store. The arena view is recomputed
+// in the kernel, so only the arena itself crosses into it.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[IN:.*]]: memref<64x100xf32>, %[[ARENA:.*]]: memref<25600xi8>)
 // CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
@@ -20,12 +21,11 @@
 // CHECK-DAG: %[[K:.*]] = arith.remui %[[ID]], %c25
 // CHECK-DAG: %[[I:.*]] = arith.divui %[[ID]], %c25
 // CHECK: %[[J:.*]] = arith.muli %[[K]], %c4
-// CHECK: memref.load %[[IN]][%[[I]], %[[J]]]
-// CHECK: math.exp
-// CHECK: memref.store %{{.*}}, %[[VIEW]][%[[I]], %[[J]]]
-// CHECK: %[[J1:.*]] = arith.addi %[[J]], %c1
-// CHECK: memref.load %[[IN]][%[[I]], %[[J1]]]
-// CHECK-COUNT-3: math.exp
+// CHECK: %[[X:.*]] = vector.load %[[IN]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<64x100xf32>, vector<4xf32>
+// CHECK: vector.extract %[[X]][0]
+// CHECK-COUNT-4: math.exp
+// CHECK: %[[Y:.*]] = vector.from_elements
+// CHECK: vector.store %[[Y]], %[[VIEW]][%[[I]], %[[J]]] {alignment = 16 : i64} : memref<64x100xf32>, vector<4xf32>
 // CHECK: gpu.terminator
 // CHECK-NOT: scf.parallel
 // B128-LABEL: func.func @elementwise
@@ -41,6 +41,49 @@ func.func @elementwise(%in: memref<64x100xf32>, %arena: memref<25600xi8>) {
     %x = memref.load %in[%i, %j] : memref<64x100xf32>
     %e = math.exp %x : f32
     memref.store %e, %out[%i, %j] : memref<64x100xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A read across rows (a transpose) stays 4 scalar loads, all before the
+// computation; the stores along the row are one vector store. A load of
+// the buffer the loop stores to, at another element, keeps the copies as
+// they are: each copy's load, computation and store in turn.
+// CHECK-LABEL: func.func @transposed_read
+// CHECK-COUNT-4: memref.load %arg0
+// CHECK: math.exp
+// CHECK: vector.store
+// CHECK-LABEL: func.func @reads_its_output
+// CHECK-NOT: vector.
+// CHECK: memref.load
+// CHECK: memref.store
+// CHECK: memref.load
+// CHECK: memref.store
+func.func @transposed_read(%in: memref<100x64xf32>, %out: memref<64x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c100 = arith.constant 100 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c100) step (%c1, %c1) {
+    %x = memref.load %in[%j, %i] : memref<100x64xf32>
+    %e = math.exp %x : f32
+    memref.store %e, %out[%i, %j] : memref<64x100xf32>
+    scf.reduce
+  }
+  return
+}
+
+func.func @reads_its_output(%buf: memref<64x100xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c100 = arith.constant 100 : index
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c100) step (%c1, %c1) {
+    %x = memref.load %buf[%c0, %j] : memref<64x100xf32>
+    memref.store %x, %buf[%i, %j] : memref<64x100xf32>
     scf.reduce
   }
   return

@@ -292,10 +292,15 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
     elements and accesses coalesce), guarded against the ragged last block.
     When the last dimension's trip count is a multiple of `vector-width`
     and every store in the loop writes along it, each thread runs that many
-    consecutive iterations of it, unrolled, so LLVM's load/store vectorizer
-    can make them 128-bit accesses. Any other top-level op that touches
-    memory (a loop nest with no
-    parallel dimension, a copy) becomes a one-thread launch. Pure ops the
+    consecutive iterations of it, unrolled; when no load can read what a
+    store writes, the copies' loads go first and their stores last, and the
+    copies' accesses of consecutive elements of a dense row (the last index
+    the loop's, the others the same for every copy) become one
+    `vector.load` / `vector.store` (128-bit for f32): LLVM's load/store
+    vectorizer merges accesses within a basic block only, and a libdevice
+    transcendental between them brings branches. Any other top-level op
+    that touches memory (a loop nest with no parallel dimension, a copy)
+    becomes a one-thread launch. Pure ops the
     kernels use (constants, index arithmetic, views of the arena or the
     weights) are recomputed inside each kernel, so only whole buffers and
     scalars cross into kernels. All kernels are named for one `gpu.module`,
@@ -312,7 +317,8 @@ def MapLoopsToGPU : Pass<"kiln-map-loops-to-gpu", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::gpu::GPUDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LowerGPULaunches
