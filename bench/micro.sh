@@ -58,4 +58,9 @@ for case in $cases; do
     fi
   done
 done
-build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" "$@"
+# Repetitions run in a random order across all cases: on this shared
+# machine a case run right after others (the 2-thread rounds after the
+# 1-thread ones) read up to 15% slower than alone; interleaving spreads such
+# drift over all cases instead of one.
+build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" \
+  --benchmark_enable_random_interleaving=true "$@"

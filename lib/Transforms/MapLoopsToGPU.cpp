@@ -177,16 +177,19 @@ struct MapLoopsToGPUPass
 
   /// One thread per iteration of `loop`'s flattened iteration space.
   /// How many consecutive iterations of the last dimension each thread
-  /// runs: `vector-width` when the last trip count is a multiple of it and
-  /// every store writes along the last dimension (so the thread's stores,
-  /// and the loads beside them, become 128-bit accesses), else 1.
+  /// runs: `vector-width` when the last trip count and lower bound are
+  /// multiples of it and every store writes along the last dimension (so the
+  /// thread's stores, and the loads beside them, become 128-bit accesses),
+  /// else 1.
   int64_t iterationsPerThread(scf::ParallelOp loop) {
     unsigned last = loop.getNumLoops() - 1;
     std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[last]);
     std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound()[last]);
     std::optional<int64_t> step = getConstantIntValue(loop.getStep()[last]);
+    // A lower bound that is a multiple too keeps each thread's first
+    // element aligned to the width (the vector accesses say so).
     if (vectorWidth <= 1 || !lb || !ub || step != 1 ||
-        (*ub - *lb) % vectorWidth != 0)
+        (*ub - *lb) % vectorWidth != 0 || *lb % vectorWidth != 0)
       return 1;
     Value iv = loop.getInductionVars()[last];
     WalkResult stores = loop.getBody()->walk([&](memref::StoreOp store) {
