@@ -43,6 +43,8 @@ public:
 
 private:
   void workerLoop(int index);
+  /// Keeps each worker on a CPU of its own (see the definition).
+  void pinWorkers();
   /// Stops and joins every started worker.
   void shutDown();
 
