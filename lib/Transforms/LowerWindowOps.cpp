@@ -296,38 +296,19 @@ private:
     return arith::ConstantOp::create(b, loc, vectorType,
                                      b.getZeroAttr(vectorType));
   }
-  /// AVX-512 masks lanes natively; AVX2's masked loads and stores
-  /// (vmaskmov) are microcoded on AMD cores, so with 8 lanes or fewer a
-  /// partial vector is a narrower plain access (7 lanes: 4 + 2 + 1).
-  bool narrowPartialAccesses() const { return lanes <= 8; }
-
   /// `count` floats of `buffer` at `at`, the other lanes 0 (all lanes: a
   /// plain load).
   Value load(Value buffer, ValueRange at, int64_t count) {
     if (count == lanes)
       return vector::LoadOp::create(b, loc, vectorType, buffer, at);
-    if (narrowPartialAccesses()) {
-      Value part = vector::LoadOp::create(
-          b, loc, VectorType::get({count}, vectorType.getElementType()), buffer,
-          at);
-      return vector::InsertStridedSliceOp::create(b, loc, part, zeroVector(),
-                                                  ArrayRef<int64_t>{0},
-                                                  ArrayRef<int64_t>{1});
-    }
-    return vector::MaskedLoadOp::create(b, loc, vectorType, buffer, at,
-                                        mask(count), zeroVector());
+    return kiln::loadPrefix(b, loc, vectorType, buffer, at, count,
+                            zeroVector());
   }
   void store(Value value, Value buffer, ValueRange at, int64_t count) {
-    if (count == lanes) {
+    if (count == lanes)
       vector::StoreOp::create(b, loc, value, buffer, at);
-    } else if (narrowPartialAccesses()) {
-      Value part = vector::ExtractStridedSliceOp::create(
-          b, loc, value, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{count},
-          ArrayRef<int64_t>{1});
-      vector::StoreOp::create(b, loc, part, buffer, at);
-    } else {
-      vector::MaskedStoreOp::create(b, loc, buffer, at, mask(count), value);
-    }
+    else
+      kiln::storePrefix(b, loc, value, buffer, at, count);
   }
 
   void forLoop(int64_t lb, int64_t ub, function_ref<void(Value)> body) {

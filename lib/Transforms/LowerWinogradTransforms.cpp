@@ -153,7 +153,7 @@ public:
               Value mask = valid < lanes ? constantMask(valid) : Value();
               if (epilogue)
                 values = epilogue->apply(b, loc, values, row, column, mask);
-              storeVector(values, target, {row, column}, mask);
+              store(values, target, {row, column}, valid);
             }
           }
         });
@@ -250,8 +250,7 @@ private:
       return vector::LoadOp::create(b, loc, vectorType, buffer, at);
     if (*valid <= 0)
       return splat(0);
-    return vector::MaskedLoadOp::create(b, loc, vectorType, buffer, at,
-                                        constantMask(*valid), splat(0));
+    return kiln::loadPrefix(b, loc, vectorType, buffer, at, *valid, splat(0));
   }
 
   Value load(Value buffer, ValueRange at, int64_t count) {
@@ -262,13 +261,8 @@ private:
   }
 
   void store(Value values, Value buffer, ValueRange at, int64_t count) {
-    storeVector(values, buffer, at,
-                count < lanes ? constantMask(count) : Value());
-  }
-
-  void storeVector(Value values, Value buffer, ValueRange at, Value mask) {
-    if (mask)
-      vector::MaskedStoreOp::create(b, loc, buffer, at, mask, values);
+    if (count < lanes)
+      kiln::storePrefix(b, loc, values, buffer, at, count);
     else
       vector::StoreOp::create(b, loc, values, buffer, at);
   }

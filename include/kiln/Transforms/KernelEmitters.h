@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -30,6 +31,47 @@ constexpr llvm::StringLiteral kWorkAttrName = "kiln.work";
 constexpr llvm::StringLiteral kWinogradAttrName = "kiln.winograd";
 constexpr llvm::StringLiteral kWinogradInput = "input";
 constexpr llvm::StringLiteral kWinogradOutput = "output";
+
+/// Partial vectors (the first `count` lanes of a `type` access, the rest
+/// `passthru` when loading). AVX-512 masks lanes natively, but AVX2's masked
+/// loads and stores (vmaskmov) are microcoded on AMD cores: with 8 lanes or
+/// fewer, a partial vector is a narrower plain access (7 lanes: 4 + 2 + 1).
+inline mlir::Value loadPrefix(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::VectorType type, mlir::Value buffer,
+                              mlir::ValueRange at, int64_t count,
+                              mlir::Value passthru) {
+  int64_t lanes = type.getNumElements();
+  if (lanes <= 8) {
+    mlir::Value part = mlir::vector::LoadOp::create(
+        b, loc, mlir::VectorType::get({count}, type.getElementType()), buffer,
+        at);
+    return mlir::vector::InsertStridedSliceOp::create(
+        b, loc, part, passthru, llvm::ArrayRef<int64_t>{0},
+        llvm::ArrayRef<int64_t>{1});
+  }
+  mlir::Value mask = mlir::vector::ConstantMaskOp::create(
+      b, loc, mlir::VectorType::get({lanes}, b.getI1Type()),
+      llvm::ArrayRef<int64_t>{count});
+  return mlir::vector::MaskedLoadOp::create(b, loc, type, buffer, at, mask,
+                                            passthru);
+}
+inline void storePrefix(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value values, mlir::Value buffer,
+                        mlir::ValueRange at, int64_t count) {
+  auto type = mlir::cast<mlir::VectorType>(values.getType());
+  int64_t lanes = type.getNumElements();
+  if (lanes <= 8) {
+    mlir::Value part = mlir::vector::ExtractStridedSliceOp::create(
+        b, loc, values, llvm::ArrayRef<int64_t>{0},
+        llvm::ArrayRef<int64_t>{count}, llvm::ArrayRef<int64_t>{1});
+    mlir::vector::StoreOp::create(b, loc, part, buffer, at);
+    return;
+  }
+  mlir::Value mask = mlir::vector::ConstantMaskOp::create(
+      b, loc, mlir::VectorType::get({lanes}, b.getI1Type()),
+      llvm::ArrayRef<int64_t>{count});
+  mlir::vector::MaskedStoreOp::create(b, loc, buffer, at, mask, values);
+}
 
 /// Whether `value` is a statically shaped, dense (identity layout) f32
 /// buffer: what the emitted kernels index directly.
