@@ -51,7 +51,7 @@ struct LowerGPULaunchesPass
       });
       // Runtime calls (kiln_gemm_I) take the launcher first as well.
       func.walk([&](func::CallOp call) {
-        if (!call.getCallee().starts_with("kiln_gemm_"))
+        if (!call.getCallee().starts_with(kiln::kGemmCallPrefix))
           return;
         SmallVector<Value> operands = {launcher};
         llvm::append_range(operands, call.getOperands());

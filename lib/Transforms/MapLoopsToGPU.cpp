@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_MAPLOOPSTOGPU
@@ -36,7 +37,7 @@ bool isHostComputation(Operation *op) {
 /// makes them; they enqueue their own device work.
 bool isRuntimeCall(Operation *op) {
   auto call = dyn_cast<func::CallOp>(op);
-  return call && call.getCallee().starts_with("kiln_gemm_");
+  return call && call.getCallee().starts_with(kiln::kGemmCallPrefix);
 }
 
 /// Trip count of dimension `dim` of `loop`, ceil((ub - lb) / step).
@@ -218,20 +219,30 @@ struct MapLoopsToGPUPass
       } else {
         return;
       }
-      auto type = cast<MemRefType>(memref.getType());
-      if (indices.empty() || indices.back() != firstIndex ||
-          !type.getLayout().isIdentity() || !type.hasStaticShape() ||
-          type.getShape().back() % width != 0 ||
-          !type.getElementType().isIntOrFloat() ||
-          type.getElementType().getIntOrFloatBitWidth() % 8 != 0)
-        return;
-      int64_t bytes = width * type.getElementType().getIntOrFloatBitWidth() / 8;
-      if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
+      std::optional<int64_t> bytes =
+          rowAlignment(cast<MemRefType>(memref.getType()), width);
+      if (indices.empty() || indices.back() != firstIndex || !bytes)
         return;
       op->setAttr(
           "alignment",
-          IntegerAttr::get(IntegerType::get(op->getContext(), 64), bytes));
+          IntegerAttr::get(IntegerType::get(op->getContext(), 64), *bytes));
     });
+  }
+
+  /// The byte alignment of `width` consecutive elements of a row of `type`
+  /// starting at a multiple of `width`, when that makes one vector access
+  /// of at most 16 bytes: the buffer is dense with rows a multiple of
+  /// `width` (kernel buffers start 16-byte aligned).
+  static std::optional<int64_t> rowAlignment(MemRefType type, int64_t width) {
+    Type element = type.getElementType();
+    if (type.getRank() == 0 || !type.getLayout().isIdentity() ||
+        !type.hasStaticShape() || type.getShape().back() % width != 0 ||
+        !element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+    int64_t bytes = width * element.getIntOrFloatBitWidth() / 8;
+    if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
+      return std::nullopt;
+    return bytes;
   }
 
   gpu::LaunchOp mapParallelLoop(scf::ParallelOp loop) {
@@ -319,7 +330,8 @@ struct MapLoopsToGPUPass
     // consecutive).
     bool grouped = width > 1 && loadsCanGoFirst(body);
     Value lastIV = loop.getInductionVars()[last];
-    SmallVector<memref::StoreOp> vectorStores;
+    // The stores made one vector store each, with their alignment.
+    llvm::MapVector<Operation *, int64_t> vectorStores;
     if (grouped) {
       for (auto load : body->getOps<memref::LoadOp>()) {
         std::optional<int64_t> alignment = vectorAlignment(
@@ -338,14 +350,14 @@ struct MapLoopsToGPUPass
                    vector::ExtractOp::create(b, loc, vector, int64_t(u)));
       }
       for (auto store : body->getOps<memref::StoreOp>())
-        if (vectorAlignment(store.getMemRef(), store.getIndices(), lastIV, body,
-                            width))
-          vectorStores.push_back(store);
+        if (std::optional<int64_t> alignment = vectorAlignment(
+                store.getMemRef(), store.getIndices(), lastIV, body, width))
+          vectorStores[store] = *alignment;
     }
     for (IRMapping &copy : copies)
       for (Operation &op : body->without_terminator())
         if ((op.getNumResults() == 0 || !copy.contains(op.getResult(0))) &&
-            !llvm::is_contained(vectorStores, &op))
+            !vectorStores.contains(&op))
           b.clone(op, copy);
     Block *thread = guard.thenBlock();
     if (width > 1)
@@ -353,18 +365,17 @@ struct MapLoopsToGPUPass
     if (grouped)
       for (auto store : llvm::to_vector(thread->getOps<memref::StoreOp>()))
         store->moveBefore(thread->getTerminator());
-    for (memref::StoreOp store : vectorStores) {
+    for (auto [op, alignment] : vectorStores) {
+      auto store = cast<memref::StoreOp>(op);
       SmallVector<Value> elements;
       for (IRMapping &copy : copies)
         elements.push_back(copy.lookupOrDefault(store.getValueToStore()));
       Value vector = vector::FromElementsOp::create(
           b, loc, VectorType::get({width}, elements.front().getType()),
           elements);
-      vector::StoreOp::create(
-          b, loc, vector, store.getMemRef(),
-          mappedIndices(store.getIndices(), copies[0]), /*nontemporal=*/false,
-          llvm::Align(*vectorAlignment(store.getMemRef(), store.getIndices(),
-                                       lastIV, body, width)));
+      vector::StoreOp::create(b, loc, vector, store.getMemRef(),
+                              mappedIndices(store.getIndices(), copies[0]),
+                              /*nontemporal=*/false, llvm::Align(alignment));
     }
     return launch;
   }
@@ -398,18 +409,13 @@ struct MapLoopsToGPUPass
   /// The byte alignment of a vector access to `width` consecutive elements
   /// of `memref` at `indices`, if the copies' accesses are that: the last
   /// index is `lastIV`, the others do not change between copies (other
-  /// loop indices, values from outside), the buffer is dense with rows a
-  /// multiple of `width` (kernel buffers start 16-byte aligned).
+  /// loop indices, values from outside), and the row allows it
+  /// (rowAlignment).
   static std::optional<int64_t> vectorAlignment(Value memref,
                                                 ValueRange indices,
                                                 Value lastIV, Block *body,
                                                 int64_t width) {
-    auto type = cast<MemRefType>(memref.getType());
-    Type element = type.getElementType();
-    if (indices.empty() || indices.back() != lastIV ||
-        !type.getLayout().isIdentity() || !type.hasStaticShape() ||
-        type.getShape().back() % width != 0 || !element.isIntOrFloat() ||
-        element.getIntOrFloatBitWidth() % 8 != 0)
+    if (indices.empty() || indices.back() != lastIV)
       return std::nullopt;
     for (Value index : indices.drop_back()) {
       bool invariant = index != lastIV && (isa<BlockArgument>(index) ||
@@ -417,10 +423,7 @@ struct MapLoopsToGPUPass
       if (!invariant)
         return std::nullopt;
     }
-    int64_t bytes = width * element.getIntOrFloatBitWidth() / 8;
-    if (!llvm::isPowerOf2_64(bytes) || bytes > 16)
-      return std::nullopt;
-    return bytes;
+    return rowAlignment(cast<MemRefType>(memref.getType()), width);
   }
 
   static SmallVector<Value> mappedIndices(ValueRange indices,

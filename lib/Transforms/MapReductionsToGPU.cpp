@@ -348,23 +348,26 @@ struct MapReductionsToGPUPass
       if (space.length < minLength ||
           space.rowCount() > std::numeric_limits<int32_t>::max())
         continue;
-      size_t first = i, last = i;
+      // The stages before the anchor (collected backwards), then it and
+      // those after it.
+      SmallVector<Stage> before, after;
       for (size_t j = i; j-- > taken;) {
-        if (space.stageOf(ops[j]))
-          first = j;
-        else if (!isMovable(ops[j]))
-          break;
-      }
-      for (size_t j = i + 1; j < ops.size(); ++j) {
-        if (space.stageOf(ops[j]))
-          last = j;
-        else if (!isMovable(ops[j]))
-          break;
-      }
-      RowKernel kernel{space, {}};
-      for (size_t j = first; j <= last; ++j)
         if (std::optional<Stage> stage = space.stageOf(ops[j]))
-          kernel.stages.push_back(*stage);
+          before.push_back(*stage);
+        else if (!isMovable(ops[j]))
+          break;
+      }
+      size_t last = i;
+      for (size_t j = i; j < ops.size(); ++j) {
+        if (std::optional<Stage> stage = space.stageOf(ops[j])) {
+          after.push_back(*stage);
+          last = j;
+        } else if (!isMovable(ops[j])) {
+          break;
+        }
+      }
+      RowKernel kernel{space, llvm::to_vector(llvm::reverse(before))};
+      kernel.stages.append(after);
       kernels.push_back(std::move(kernel));
       taken = last + 1;
       i = last;

@@ -465,7 +465,7 @@ struct OffloadGemmsPass
       operands.push_back(epilogue->bias);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
     auto decl = func::FuncOp::create(
-        b, op.getLoc(), "kiln_gemm_" + std::to_string(index),
+        b, op.getLoc(), kiln::kGemmCallPrefix.str() + std::to_string(index),
         FunctionType::get(module.getContext(), ValueRange(operands).getTypes(),
                           {}));
     decl.setPrivate();

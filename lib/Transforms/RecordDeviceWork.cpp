@@ -69,7 +69,7 @@ struct RecordDeviceWorkPass
   describeGemm(Builder &b, func::CallOp call, ArrayAttr gemms) {
     StringRef callee = call.getCallee();
     unsigned index;
-    if (!gemms || !callee.consume_front("kiln_gemm_") ||
+    if (!gemms || !callee.consume_front(kiln::kGemmCallPrefix) ||
         callee.getAsInteger(10, index) || index >= gemms.size())
       return std::nullopt;
     auto fields = cast<DictionaryAttr>(gemms[index]);

@@ -21,6 +21,9 @@ namespace kiln {
 /// The one gpu.module the CUDA target's kernels are outlined into
 /// (kiln-map-loops-to-gpu, kiln-map-reductions-to-gpu).
 constexpr llvm::StringLiteral kGPUKernelModule = "kiln_kernels";
+/// The prefix of the runtime GEMM calls kiln-offload-gemms makes:
+/// kiln_gemm_I runs descriptor I of the module's kiln.gemms.
+constexpr llvm::StringLiteral kGemmCallPrefix = "kiln_gemm_";
 
 #define GEN_PASS_DECL
 #include "kiln/Transforms/Passes.h.inc"

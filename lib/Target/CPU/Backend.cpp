@@ -503,7 +503,7 @@ private:
   /// kiln-offload-gemms declared as launcher->gemm(handle, I, a, b, c, bias)
   /// (bias null when the GEMM has none).
   void buildCudaGemms() {
-    constexpr llvm::StringLiteral prefix = "kiln_gemm_";
+    constexpr llvm::StringLiteral prefix = kiln::kGemmCallPrefix;
     auto *gemmType =
         llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr, ptr, ptr}, false);
     for (llvm::Function &f : module) {
