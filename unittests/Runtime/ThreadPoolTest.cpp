@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -81,3 +84,39 @@ TEST(ThreadPoolTest, WaitsForTheSlowestRange) {
 }
 
 } // namespace
+
+/// The CPUs the thread running range `part` of a 2-range job may use.
+struct Placement {
+  std::atomic<int> workerCpus{-1}, callerCpus{-1};
+  static void task(void *ctx, int64_t begin, int64_t end) {
+    auto *self = static_cast<Placement *>(ctx);
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    (begin == 0 ? self->callerCpus : self->workerCpus) = CPU_COUNT(&set);
+  }
+};
+
+TEST(ThreadPoolTest, PinsWorkersWhenThePoolFits) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpus = CPU_COUNT(&allowed);
+  if (cpus < 2)
+    GTEST_SKIP() << "one CPU: a 2-thread pool does not fit, nothing to pin";
+  unsetenv("KILN_PIN_THREADS");
+  {
+    ThreadPool pool(2);
+    Placement placement;
+    pool.parallelFor(2, Placement::task, &placement);
+    // The worker stays on one CPU; the caller keeps the process's set.
+    EXPECT_EQ(placement.workerCpus.load(), 1);
+    EXPECT_EQ(placement.callerCpus.load(), cpus);
+  }
+  setenv("KILN_PIN_THREADS", "0", 1);
+  {
+    ThreadPool pool(2);
+    Placement placement;
+    pool.parallelFor(2, Placement::task, &placement);
+    EXPECT_EQ(placement.workerCpus.load(), cpus);
+  }
+  unsetenv("KILN_PIN_THREADS");
+}
