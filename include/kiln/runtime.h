@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* The ABI between a compiled model.so and this runtime. */
-#define KILN_ABI_VERSION 2
+#define KILN_ABI_VERSION 3
 
 typedef enum kiln_dtype {
   KILN_DTYPE_F32 = 1,
@@ -174,6 +174,11 @@ typedef struct kiln_model_info {
   const kiln_tensor_info *outputs;
   uint64_t arena_bytes;
   const char *signature_json;
+  /* The weights the contractions stream, packed at compile time into one
+   * range of the library's read-only data (2 MiB-aligned from 4 MiB on);
+   * NULL when none. The runtime moves it onto huge pages at load time. */
+  const void *streamed_weights_begin;
+  const void *streamed_weights_end;
 } kiln_model_info;
 
 /* A parallel loop body: iterations [begin, end) of a loop. */

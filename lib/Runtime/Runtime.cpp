@@ -9,6 +9,7 @@
 #include "kiln/runtime.h"
 
 #include "CudaDevice.h"
+#include "HugePages.h"
 #include "ThreadPool.h"
 
 #include <dlfcn.h>
@@ -117,6 +118,9 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
                 "ABI %d: recompile the model",
                 path, version, KILN_ABI_VERSION);
   }
+  if (info->streamed_weights_begin && kiln::runtime::hugePagesEnabled())
+    kiln::runtime::moveToHugePages(info->streamed_weights_begin,
+                                   info->streamed_weights_end);
   auto getProfile =
       reinterpret_cast<GetProfileFn>(dlsym(library, "kiln_model_get_profile"));
   const kiln_cuda_image *cuda = nullptr;
@@ -252,7 +256,7 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
                        kiln::runtime::ThreadPool::parallelForThunk, num_threads,
                        0};
   if (uint64_t bytes = model->info->arena_bytes) {
-    created->arena = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    created->arena = kiln::runtime::allocateArena(bytes);
     if (!created->arena) {
       delete created;
       return fail(KILN_ERROR_OUT_OF_MEMORY,
@@ -267,7 +271,7 @@ kiln_status kiln_context_create_with_threads(const kiln_model *model,
 void kiln_context_destroy(kiln_context *context) {
   if (!context)
     return;
-  std::free(context->arena);
+  kiln::runtime::freeArena(context->arena);
   delete context;
 }
 

@@ -23,6 +23,8 @@
 // CHECK-COUNT-24: vector.shuffle
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]}
 // CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x512x8xf32>, vector<8xf32>
+// One full row tile: nothing to share, no prefetch.
+// CHECK-NOT: memref.prefetch
 // CHECK: scf.for
 // CHECK: vector.load %[[BP]]
 // CHECK: vector.broadcast
@@ -43,6 +45,47 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<10x512xf32>, memref<512x40xf32>) outs(%c : memref<10x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Compile-time packed B in 2 panels under 2 full row tiles: at step k, tile
+// t prefetches its share of the next panel (clamped to the last), element
+// (t * 128 + k) * 32 / 2 of it, so the two tiles bring in all of it.
+// CHECK-LABEL: func.func @streams_next_panel
+// CHECK: %[[BP:.*]] = memref.get_global @__constant_w2_packed : memref<2x128x32xf32>
+// CHECK: scf.parallel
+// CHECK: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c128
+// CHECK: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
+// CHECK: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
+// CHECK: %[[STEP:.*]] = arith.addi %[[SHARE]], %[[K]]
+// CHECK: %[[SCALED:.*]] = arith.muli %[[STEP]], %c32
+// CHECK: %[[ELEMENT:.*]] = arith.divui %[[SCALED]], %c2
+// CHECK: %[[ROW:.*]] = arith.divui %[[ELEMENT]], %c32
+// CHECK: %[[COL:.*]] = arith.remui %[[ELEMENT]], %c32
+// CHECK: memref.prefetch %[[BP]][%[[NEXT]], %[[ROW]], %[[COL]]], read, locality<3>, data
+// CHECK: vector.load %[[BP]]
+// AVX2-LABEL: func.func @streams_next_panel
+// AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<4x128x16xf32>
+memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
+func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w2 : memref<128x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<16x128xf32>, memref<128x64xf32>) outs(%c : memref<16x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

@@ -24,6 +24,9 @@ constexpr llvm::StringLiteral kGPUKernelModule = "kiln_kernels";
 /// The prefix of the runtime GEMM calls kiln-offload-gemms makes:
 /// kiln_gemm_I runs descriptor I of the module's kiln.gemms.
 constexpr llvm::StringLiteral kGemmCallPrefix = "kiln_gemm_";
+/// The suffix of the weights kiln-lower-matmul packs at compile time (the
+/// operands its tiles stream): the CPU backend gathers them in one section.
+constexpr llvm::StringLiteral kPackedWeightSuffix = "_packed";
 
 #define GEN_PASS_DECL
 #include "kiln/Transforms/Passes.h.inc"

@@ -387,10 +387,48 @@ private:
         llvm::ConstantArray::get(arrayType, infos), "kiln." + kind);
   }
 
+  /// Gathers the weights kiln-lower-matmul packed into one section, and
+  /// returns its bounds (the linker's __start_ and __stop_ symbols), or
+  /// nulls without such weights: the range the runtime moves onto huge
+  /// pages (kiln_model_info.streamed_weights_begin).
+  std::pair<llvm::Constant *, llvm::Constant *> streamedWeights() {
+    constexpr llvm::StringLiteral section = "kiln_weights";
+    constexpr uint64_t hugePage = uint64_t(2) << 20;
+    SmallVector<llvm::GlobalVariable *> packed;
+    uint64_t bytes = 0;
+    for (llvm::GlobalVariable &g : module.globals())
+      if (g.isConstant() && g.hasInitializer() &&
+          g.getName().ends_with(kiln::kPackedWeightSuffix)) {
+        packed.push_back(&g);
+        bytes += module.getDataLayout().getTypeAllocSize(g.getValueType());
+      }
+    auto *null = llvm::ConstantPointerNull::get(ptr);
+    if (packed.empty() || signature.cuda)
+      return {null, null};
+    for (llvm::GlobalVariable *g : packed)
+      g->setSection(section);
+    // From two huge pages on, the section starts on a huge page boundary
+    // (the linker keeps the globals in order), so none of it is left on
+    // small pages; smaller models are not padded for it.
+    if (bytes >= 2 * hugePage)
+      packed.front()->setAlignment(llvm::Align(hugePage));
+    // Weak: when LLVM folds every packed global away (a K = 1 product), the
+    // section is empty and the bounds are null.
+    auto bound = [&](llvm::StringRef prefix) {
+      auto *symbol = new llvm::GlobalVariable(
+          module, llvm::Type::getInt8Ty(ctx), true,
+          llvm::GlobalValue::ExternalWeakLinkage, nullptr, prefix + section);
+      symbol->setVisibility(llvm::GlobalValue::HiddenVisibility);
+      return symbol;
+    };
+    return {bound("__start_"), bound("__stop_")};
+  }
+
   /// const kiln_model_info *kiln_model_get_info(void).
   void buildInfo() {
-    auto *infoType =
-        llvm::StructType::get(ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr});
+    auto [weightsBegin, weightsEnd] = streamedWeights();
+    auto *infoType = llvm::StructType::get(
+        ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr, ptr, ptr});
     auto *info = new llvm::GlobalVariable(
         module, infoType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantStruct::get(
@@ -403,7 +441,8 @@ private:
              tensorInfos(signature.inputs, "inputs"),
              tensorInfos(signature.outputs, "outputs"),
              llvm::ConstantInt::get(i64, signature.arenaBytes),
-             string(signature.toJSON(), "kiln.signature")}),
+             string(signature.toJSON(), "kiln.signature"), weightsBegin,
+             weightsEnd}),
         "kiln.info");
     auto *getInfo = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
                                            llvm::GlobalValue::ExternalLinkage,
