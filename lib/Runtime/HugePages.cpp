@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <mutex>
 #include <string>
 
 namespace kiln::runtime {
@@ -76,6 +78,16 @@ bool moveToAnonymous(uintptr_t begin, size_t bytes) {
   return true;
 }
 
+/// Whether the kernel may back anonymous memory with huge pages at all
+/// (transparent huge pages not "never"): otherwise a move would only make
+/// the weights private memory.
+bool kernelHasHugePages() {
+  std::ifstream setting("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  return std::getline(setting, modes) &&
+         modes.find("[never]") == std::string::npos;
+}
+
 } // namespace
 
 bool hugePagesEnabled() {
@@ -86,7 +98,11 @@ bool hugePagesEnabled() {
 size_t moveToHugePages(const void *begin, const void *end) {
   uintptr_t first = alignUp(reinterpret_cast<uintptr_t>(begin));
   uintptr_t last = alignDown(reinterpret_cast<uintptr_t>(end));
-  if (last <= first || !fileBacked(first) ||
+  // Loads of the same library on two threads: one moves, the other then
+  // finds the range anonymous.
+  static std::mutex moving;
+  std::lock_guard<std::mutex> lock(moving);
+  if (last <= first || !kernelHasHugePages() || !fileBacked(first) ||
       !moveToAnonymous(first, last - first))
     return 0;
   return last - first;

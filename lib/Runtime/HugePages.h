@@ -26,7 +26,8 @@ bool hugePagesEnabled();
 /// Moves the 2 MiB-aligned interior of [begin, end), read-only data of a
 /// loaded library, onto anonymous memory that may be backed by 2 MiB pages:
 /// same contents, same addresses, read-only. Returns the bytes moved (0
-/// when nothing was: under 2 MiB, already moved, or the kernel refused).
+/// when nothing was: under 2 MiB, already moved, transparent huge pages
+/// off, or the kernel refused). Thread-safe.
 size_t moveToHugePages(const void *begin, const void *end);
 
 /// `bytes` of 64-byte aligned memory; from 2 MiB on, 2 MiB-aligned and
