@@ -76,8 +76,10 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // CHECK: %[[COL:.*]] = arith.remui %[[ELEMENT]], %c32
 // CHECK: memref.prefetch %[[BP]][%[[NEXT]], %[[ROW]], %[[COL]]], read, locality<3>, data
 // CHECK: vector.load %[[BP]]
+// Not on 8-lane targets (the step is too short to hide the arithmetic).
 // AVX2-LABEL: func.func @streams_next_panel
-// AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<4x128x16xf32>
+// AVX2-NOT: memref.prefetch
+// AVX2: return
 memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
 func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
   %zero = arith.constant 0.0 : f32
