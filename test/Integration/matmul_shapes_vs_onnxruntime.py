@@ -6,8 +6,9 @@ than the tile, a masked last vector, a panel narrower than one vector),
 K = 1, weights packed at compile time and B packed per call, a batch of A
 against shared weights (one tall matmul), batched A x batched B (attention)
 and a shared A against batched B, a matmul with a fused epilogue, a short
-reduction whose work items sweep along C's rows, and matmuls big enough to
-run on the thread pool (each case runs on 1 and 2 threads).
+reduction whose work items sweep along C's rows, matmuls big enough to run
+on the thread pool (each case runs on 1 and 2 threads), and A a column slice
+of the input (a strided view, copied dense first).
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -28,10 +29,21 @@ RTOL, ATOL = 1e-4, 2e-4
 CPUS = ["native", "x86-64-v3"]
 
 
-def matmul_model(a_shape, b_shape, constant_b, epilogue=False):
+def matmul_model(a_shape, b_shape, constant_b, epilogue=False, slice_at=None):
+    """With `slice_at`, A is columns [slice_at, slice_at + K) of a wider input
+    X (K + 2 * slice_at columns): the matmul reads a strided view."""
     rng = np.random.default_rng(1)
-    inputs = [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)]
     initializers = []
+    nodes = []
+    if slice_at is None:
+        inputs = [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)]
+    else:
+        k = a_shape[-1]
+        wide = a_shape[:-1] + [k + 2 * slice_at]
+        inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, wide)]
+        for name, value in (("starts", slice_at), ("ends", slice_at + k), ("axes", -1)):
+            initializers.append(numpy_helper.from_array(np.array([value], np.int64), name))
+        nodes.append(helper.make_node("Slice", ["X", "starts", "ends", "axes"], ["A"]))
     if constant_b:
         b = rng.standard_normal(b_shape).astype(np.float32)
         initializers.append(numpy_helper.from_array(b, "B"))
@@ -39,7 +51,7 @@ def matmul_model(a_shape, b_shape, constant_b, epilogue=False):
         inputs.append(helper.make_tensor_value_info("B", TensorProto.FLOAT, b_shape))
     out_shape = list(np.broadcast_shapes(tuple(a_shape[:-2]), tuple(b_shape[:-2]))) + [
         a_shape[-2], b_shape[-1]]
-    nodes = [helper.make_node("MatMul", ["A", "B"], ["C" if epilogue else "Y"])]
+    nodes.append(helper.make_node("MatMul", ["A", "B"], ["C" if epilogue else "Y"]))
     if epilogue:
         bias = rng.standard_normal(b_shape[-1]).astype(np.float32)
         initializers.append(numpy_helper.from_array(bias, "bias"))
@@ -79,6 +91,13 @@ CASES = [
     ("short_k_row_sweeps", [21, 24], [24, 1100], True, True),
 ]
 
+# (name, A shape, B shape, B constant, first column of A in the wider input):
+# A a column slice of the input, copied to a dense buffer before the tiles.
+SLICED_CASES = [
+    ("column_slice", [24, 64], [64, 40], True, 16),
+    ("column_slice_batched", [2, 12, 48], [2, 48, 24], False, 5),
+]
+
 
 def main():
     bin_dir = sys.argv[1]
@@ -87,6 +106,10 @@ def main():
         for cpu in CPUS:
             for name, a_shape, b_shape, constant_b, epilogue in CASES:
                 model = matmul_model(a_shape, b_shape, constant_b, epilogue)
+                results.append(check(f"{name}.{cpu}", model, {}, bin_dir, work,
+                                     [f"--mcpu={cpu}"], RTOL, ATOL))
+            for name, a_shape, b_shape, constant_b, slice_at in SLICED_CASES:
+                model = matmul_model(a_shape, b_shape, constant_b, slice_at=slice_at)
                 results.append(check(f"{name}.{cpu}", model, {}, bin_dir, work,
                                      [f"--mcpu={cpu}"], RTOL, ATOL))
     print(f"{sum(results)} of {len(results)} matmuls match ONNX Runtime "

@@ -716,3 +716,34 @@ func.func @implicit_gemm_per_image(%in: memref<2x2x16x16xf32>, %t: memref<2x4x28
   }
   return
 }
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A is a column slice of a wider buffer (rows 96 floats apart, 64 long):
+// copied into a dense buffer first, which the tiles then read.
+// CHECK-LABEL: func.func @strided_a
+// CHECK: %[[DENSE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK: memref.copy %{{.*}}, %[[DENSE]] : memref<4x64xf32, strided<[96, 1], offset: 16>> to memref<4x64xf32>
+// CHECK: memref.load %[[DENSE]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_w3 : memref<64x32xf32> = dense<1.0>
+func.func @strided_a(%x: memref<4x96xf32>, %c: memref<4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w3 : memref<64x32xf32>
+  %a = memref.subview %x[0, 16] [4, 64] [1, 1] : memref<4x96xf32> to memref<4x64xf32, strided<[96, 1], offset: 16>>
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x32xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<4x64xf32, strided<[96, 1], offset: 16>>, memref<64x32xf32>) outs(%c : memref<4x32xf32>) {
+  ^bb0(%x0: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x0, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
