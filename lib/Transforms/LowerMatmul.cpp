@@ -154,30 +154,41 @@ std::optional<SmallVector<float>> constantData(Value value,
   return kiln::readFloatData(*global.getInitialValue());
 }
 
-/// Whether `op` is out += lhs * rhs on dense f32 buffers.
-bool isF32Contraction(linalg::GenericOp op) {
+/// Whether `value` is a statically shaped f32 buffer, dense unless
+/// `strided` allows any layout.
+bool isF32Buffer(Value value, bool strided) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  return strided
+             ? type && type.hasStaticShape() && type.getElementType().isF32()
+             : kiln::isDenseF32Buffer(value);
+}
+
+/// Whether `op` is out += lhs * rhs on f32 buffers, dense (the inputs may be
+/// strided views with `stridedInputs`).
+bool isF32Contraction(linalg::GenericOp op, bool stridedInputs = false) {
   return op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
          op.getNumDpsInits() == 1 && isMultiplyAccumulate(op) &&
-         kiln::isDenseF32Buffer(op.getDpsInputs()[0]) &&
-         kiln::isDenseF32Buffer(op.getDpsInputs()[1]) &&
+         isF32Buffer(op.getDpsInputs()[0], stridedInputs) &&
+         isF32Buffer(op.getDpsInputs()[1], stridedInputs) &&
          kiln::isDenseF32Buffer(op.getDpsInits()[0]);
 }
 
-/// A multiply-accumulate into a dense output whose input is a strided f32
-/// view (a MatMul on a column slice of its input: rows further apart than
-/// they are long) reads a dense copy of it instead, made right before, so
-/// the contraction takes the tiled kernel (which reads dense rows) rather
-/// than scalar loops: 64 x 4096 x 1024 as four MatMuls on column slices,
-/// 850 ms -> 4.9 ms. The copy is one pass over the slice.
-void copyStridedInputs(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op) ||
-      !kiln::isDenseF32Buffer(op.getDpsInits()[0]))
+std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
+                                       SymbolTable &symbols,
+                                       bool stridedInputs = false);
+
+/// A matmul whose input is a strided f32 view (a MatMul on a column slice
+/// of its input: rows further apart than they are long) reads a dense copy
+/// of it instead, made right before, so it takes the tiled kernel (which
+/// reads dense rows) rather than scalar loops: 64 x 4096 x 1024 as four
+/// MatMuls on column slices, 850 ms -> 4.9 ms. The copy is one pass over
+/// the slice. (Other contractions, such as window ops, keep their views.)
+void copyStridedInputs(linalg::GenericOp op, SymbolTable &symbols) {
+  if (!matchMatmul(op, symbols, /*stridedInputs=*/true))
     return;
   for (OpOperand *input : op.getDpsInputOperands()) {
-    auto type = dyn_cast<MemRefType>(input->get().getType());
-    if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
-        type.getLayout().isIdentity())
+    auto type = cast<MemRefType>(input->get().getType());
+    if (type.getLayout().isIdentity())
       continue;
     OpBuilder b(op);
     auto dense = MemRefType::get(type.getShape(), type.getElementType());
@@ -188,9 +199,9 @@ void copyStridedInputs(linalg::GenericOp op) {
   }
 }
 
-std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
-                                       SymbolTable &symbols) {
-  if (!isF32Contraction(op))
+std::optional<MatmulShape>
+matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
+  if (!isF32Contraction(op, stridedInputs))
     return std::nullopt;
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
         out = op.getDpsInits()[0];
@@ -1486,7 +1497,7 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
-    module.walk(copyStridedInputs);
+    module.walk([&](linalg::GenericOp op) { copyStridedInputs(op, symbols); });
     module.walk([&](linalg::GenericOp op) {
       if (std::optional<MatmulShape> shape = matchMatmul(op, symbols))
         matmuls.push_back({op, *shape});
