@@ -63,6 +63,10 @@ constexpr int64_t kMaxUnrolledTaps = 16;
 constexpr int64_t kShortReduction = 64;
 constexpr int64_t kPanelsPerSweep = 16;
 
+/// The fewest work items a matmul's parallel loop is split into, where it
+/// has the tiles for them: few items split unevenly over the threads.
+constexpr int64_t kMinWorkItems = 16;
+
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
@@ -995,6 +999,18 @@ private:
     int64_t perItem =
         alongRows ? kPanelsPerSweep
                   : std::max<int64_t>(1, kRowBlockBytes / (shape.k * mr * 4));
+    // Enough items to share out evenly: a 1x1 convolution 960 -> 160 at
+    // 7x7 (5 panels of 7 row tiles) was 5 items, 3 on one thread and 2 on
+    // the other; now 20 (the row tiles split in groups of 2, each group
+    // reading its panel from L2 after the first). Along rows, an item's
+    // sweep stays whole: its stores along C's rows are the point.
+    if (!alongRows) {
+      int64_t groupsWanted =
+          llvm::divideCeil(kMinWorkItems, fixedUnits * batches);
+      perItem = std::min(
+          perItem,
+          std::max<int64_t>(1, llvm::divideCeil(sweptUnits, groupsWanted)));
+    }
     int64_t groups =
         std::max<int64_t>(1, llvm::divideCeil(sweptUnits, perItem));
     // With `batches`, the items of every batch element (`batch` unset).

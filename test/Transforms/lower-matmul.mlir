@@ -61,10 +61,12 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 
 // Compile-time packed B in 2 panels under 2 full row tiles: at step k, tile
 // t prefetches its share of the next panel (clamped to the last), element
-// (t * 128 + k) * 32 / 2 of it, so the two tiles bring in all of it.
+// (t * 128 + k) * 32 / 2 of it, so the two tiles bring in all of it. The 2
+// panels would be 2 work items; the row tiles are split so there are 4 (as
+// close to kMinWorkItems, 16, as the tiles allow).
 // CHECK-LABEL: func.func @streams_next_panel
 // CHECK: %[[BP:.*]] = memref.get_global @__constant_w2_packed : memref<2x128x32xf32>
-// CHECK: scf.parallel
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c4{{.*}})
 // CHECK: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c128
 // CHECK: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
