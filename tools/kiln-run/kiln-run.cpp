@@ -100,8 +100,8 @@ bool parseOptions(int argc, char **argv, Options &options, std::string &why) {
       char *end = nullptr;
       long threads = std::strtol(v, &end, 10);
       if (end == v || *end || threads < 1) {
-        why = std::string("--threads expects a positive count, got '") + v +
-              "'";
+        why =
+            std::string("--threads expects a positive count, got '") + v + "'";
         return false;
       }
       options.threads = int(threads);
@@ -304,9 +304,8 @@ bool compareOutputs(const Options &options, const kiln_model *model,
           text += (d ? "x" : "") + std::to_string(t.dims[d]);
         return text + "]";
       };
-      std::fprintf(stderr, "MISMATCH output '%s': %s, expected %s\n",
-                   info.name, describe(actual).c_str(),
-                   describe(expected).c_str());
+      std::fprintf(stderr, "MISMATCH output '%s': %s, expected %s\n", info.name,
+                   describe(actual).c_str(), describe(expected).c_str());
       ok = false;
       continue;
     }
@@ -317,8 +316,7 @@ bool compareOutputs(const Options &options, const kiln_model *model,
       double a = element(actual, k), e = element(expected, k);
       if (a == e || (std::isnan(a) && std::isnan(e))) // also equal infinities
         continue;
-      double excess =
-          std::fabs(a - e) - (atol + rtol * std::fabs(e));
+      double excess = std::fabs(a - e) - (atol + rtol * std::fabs(e));
       if (std::isnan(excess) || excess > worstExcess) {
         worstExcess = std::isnan(excess) ? INFINITY : excess;
         worst = k;
@@ -363,8 +361,8 @@ int profileKernels(const kiln_model *model,
                        std::chrono::steady_clock::now() - start)
                        .count() /
                    runs;
-  std::printf("%4s  %-11s %10s %9s %9s %11s %10s  %s\n", "#", "kind",
-              "us/run", "GFLOP/s", "GB/s", "roofline %", "pred. us", "ops");
+  std::printf("%4s  %-11s %10s %9s %9s %11s %10s  %s\n", "#", "kind", "us/run",
+              "GFLOP/s", "GB/s", "roofline %", "pred. us", "ops");
   double kernelUs = 0;
   for (int32_t k = 0; k < profile->num_kernels; ++k) {
     const kiln_kernel_info &info = profile->kernels[k];
@@ -453,10 +451,14 @@ int main(int argc, char **argv) {
                        .count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf(
-        "latency over %d runs: min %.4f ms, median %.4f ms, p90 %.4f ms\n",
-        options.bench, ms.front(), ms[ms.size() / 2],
-        ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]);
+    double mean = 0;
+    for (double t : ms)
+      mean += t / ms.size();
+    std::printf("latency over %d runs: min %.4f ms, median %.4f ms, p90 %.4f "
+                "ms, p99 %.4f ms, mean %.4f ms\n",
+                options.bench, ms.front(), ms[ms.size() / 2],
+                ms[std::min(ms.size() - 1, ms.size() * 9 / 10)],
+                ms[std::min(ms.size() - 1, ms.size() * 99 / 100)], mean);
   }
   kiln_context_destroy(context);
   kiln_model_unload(model);
