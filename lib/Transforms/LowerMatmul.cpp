@@ -1050,10 +1050,8 @@ private:
     auto sweep = [&](int64_t fixedSize) {
       int64_t sweptSize = alongRows ? nr : mr;
       // Tiles of a full panel of compile-time packed B stream the next
-      // panel in, each its share (streamNextPanel). Not on 8-lane targets:
-      // there a step is 6 FMA cycles, and the prefetch's address arithmetic
-      // cost more than it saved (AVX2 128 x 768 x 3072: 88% -> 80% of peak).
-      bool streams = lanes >= 16 && !alongRows && rhsData && fixedSize == nr &&
+      // panel in, each its share (streamNextPanel).
+      bool streams = !alongRows && rhsData && fixedSize == nr &&
                      sweptFull > 1 && nPanels > 1;
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
@@ -1224,23 +1222,30 @@ private:
 
   /// Step `k` of tile `share.tile` of the `share.tiles` full tiles that
   /// read panel `share.panel` of compile-time packed B prefetches its share
-  /// of the next panel: 1/tiles of a row of it, so the tiles on a panel
-  /// bring in all of the next one, evenly. Without it the first tile on
-  /// each panel reads its B from memory at the rate the FMAs consume it
-  /// (a 16-lane 8 x 32 tile: 128 bytes per 16 cycles, ~30 GB/s), which one
-  /// core does not sustain, while the other tiles read it from L2. A weight
-  /// stream from memory: MLP b64's 64 x 1024 x 4096 Gemm 110 -> 114
-  /// GFLOP/s (of 117), its 64 x 4096 x 1024 110 -> 112; ResNet-style b1
-  /// 13.7 -> 13.4 ms, the BERT layer ~1-2%.
+  /// of the next panel, so the tiles on a panel bring in all of the next
+  /// one, evenly. Without it the first tile on each panel reads its B from
+  /// memory at the rate the FMAs consume it (a 16-lane 8 x 32 tile: 128
+  /// bytes per 16 cycles, ~30 GB/s), which one core does not sustain, while
+  /// the other tiles read it from L2. A weight stream from memory: MLP
+  /// b64's 64 x 1024 x 4096 Gemm 110 -> 114 GFLOP/s (of 117), its 64 x
+  /// 4096 x 1024 110 -> 112; ResNet-style b1 13.7 -> 13.4 ms, the BERT
+  /// layer ~1-2%.
   void streamNextPanel(const NextPanelShare &share, Value k) {
+    // Each step covers ceil(NR / tiles) floats of the next panel, tile t
+    // from t * K steps' worth on: an offset linear in k, which LLVM turns
+    // into a pointer increment (a division per step cost AVX2's 6-cycle
+    // steps 10% of their speed).
+    int64_t perStep = llvm::divideCeil(nr, share.tiles);
+    int64_t panelFloats = shape.k * nr;
     Value next =
         arith::MinUIOp::create(b, loc, add(share.panel, 1), index(nPanels - 1));
-    // Element (tile * K + k) * NR / tiles of the next panel ([K, NR]).
-    Value element = arith::DivUIOp::create(
-        b, loc, mul(add(mul(share.tile, shape.k), k), nr), index(share.tiles));
-    Value row = arith::DivUIOp::create(b, loc, element, index(nr));
-    Value column = arith::RemUIOp::create(b, loc, element, index(nr));
-    memref::PrefetchOp::create(b, loc, packedB, ValueRange{next, row, column},
+    Value offset = add(mul(next, panelFloats),
+                       mul(add(mul(share.tile, shape.k), k), perStep));
+    Value clamped = arith::MinUIOp::create(b, loc, offset,
+                                           index(nPanels * panelFloats - 1));
+    Value floats = memref::CollapseShapeOp::create(
+        b, loc, packedB, SmallVector<ReassociationIndices>{{0, 1, 2}});
+    memref::PrefetchOp::create(b, loc, floats, ValueRange{clamped},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
   }

@@ -60,8 +60,9 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 #out = affine_map<(m, n, k) -> (m, n)>
 
 // Compile-time packed B in 2 panels under 2 full row tiles: at step k, tile
-// t prefetches its share of the next panel (clamped to the last), element
-// (t * 128 + k) * 32 / 2 of it, so the two tiles bring in all of it. The 2
+// t prefetches its share of the next panel (clamped to the last), ceil(32 /
+// 2) = 16 floats a step from float (t * 128 + k) * 16 of it, so the two
+// tiles bring in all of it. The 2
 // panels would be 2 work items; the row tiles are split so there are 4 (as
 // close to kMinWorkItems, 16, as the tiles allow).
 // CHECK-LABEL: func.func @streams_next_panel
@@ -70,18 +71,20 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // CHECK: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
 // CHECK: scf.for %[[K:.*]] = %{{.*}} to %c128
 // CHECK: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
+// CHECK: %[[BASE:.*]] = arith.muli %[[NEXT]], %c4096
 // CHECK: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
 // CHECK: %[[STEP:.*]] = arith.addi %[[SHARE]], %[[K]]
-// CHECK: %[[SCALED:.*]] = arith.muli %[[STEP]], %c32
-// CHECK: %[[ELEMENT:.*]] = arith.divui %[[SCALED]], %c2
-// CHECK: %[[ROW:.*]] = arith.divui %[[ELEMENT]], %c32
-// CHECK: %[[COL:.*]] = arith.remui %[[ELEMENT]], %c32
-// CHECK: memref.prefetch %[[BP]][%[[NEXT]], %[[ROW]], %[[COL]]], read, locality<3>, data
+// CHECK: %[[SCALED:.*]] = arith.muli %[[STEP]], %c16
+// CHECK: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[SCALED]]
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[OFFSET]], %c8191
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0, 1, 2]] : memref<2x128x32xf32> into memref<8192xf32>
+// CHECK: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
 // CHECK: vector.load %[[BP]]
-// Not on 8-lane targets (the step is too short to hide the arithmetic).
+// On AVX2, 16-float panels under 2 full row tiles of 6 (and one of 4):
+// ceil(16 / 2) = 8 floats a step.
 // AVX2-LABEL: func.func @streams_next_panel
-// AVX2-NOT: memref.prefetch
-// AVX2: return
+// AVX2: arith.muli %{{.*}}, %c8
+// AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
 memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
 func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
   %zero = arith.constant 0.0 : f32
