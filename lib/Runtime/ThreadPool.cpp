@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -17,6 +18,13 @@ namespace {
 /// to catch the next kernel, short enough not to starve other processes
 /// when the machine is oversubscribed.
 constexpr int kSpinIterations = 2048;
+
+void pinWorker(std::thread &worker, int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  pthread_setaffinity_np(worker.native_handle(), sizeof one, &one);
+}
 
 } // namespace
 
@@ -38,8 +46,11 @@ ThreadPool::ThreadPool(int threads) {
 /// place of 7.6, depending on where other threads of the process ran
 /// before). When the pool has no more threads than the process has CPUs,
 /// worker i stays on the i-th CPU the process may use; the caller is not
-/// pinned (it is the application's thread), so the scheduler moves it off
-/// a worker's core. KILN_PIN_THREADS=0 leaves the workers unpinned.
+/// pinned (it is the application's thread). The scheduler does not always
+/// move the caller off a worker's CPU (the same 12 ms, now and then, with
+/// the worker pinned to the caller's CPU), so each parallel loop checks
+/// where the caller runs and moves a worker off it (avoidCallersCpu).
+/// KILN_PIN_THREADS=0 leaves the workers unpinned.
 void ThreadPool::pinWorkers() {
   if (const char *env = std::getenv("KILN_PIN_THREADS");
       env && std::string(env) == "0")
@@ -53,11 +64,28 @@ void ThreadPool::pinWorkers() {
       cpus.push_back(cpu);
   if (threads() > int(cpus.size()))
     return;
+  allowedCpus = cpus;
   for (size_t i = 0; i < workers.size(); ++i) {
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpus[i + 1], &one);
-    pthread_setaffinity_np(workers[i].native_handle(), sizeof one, &one);
+    workerCpus.push_back(cpus[i + 1]);
+    pinWorker(workers[i], cpus[i + 1]);
+  }
+}
+
+void ThreadPool::avoidCallersCpu() {
+  int here = sched_getcpu();
+  auto taken = [&](int cpu) {
+    return cpu == here || std::find(workerCpus.begin(), workerCpus.end(),
+                                    cpu) != workerCpus.end();
+  };
+  for (size_t i = 0; i < workerCpus.size(); ++i) {
+    if (workerCpus[i] != here)
+      continue;
+    // The pool fits the CPUs, so one is free: the caller's former one.
+    auto free = std::find_if_not(allowedCpus.begin(), allowedCpus.end(), taken);
+    if (free == allowedCpus.end())
+      return;
+    workerCpus[i] = *free;
+    pinWorker(workers[i], *free);
   }
 }
 
@@ -89,6 +117,8 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
       task(ctx, 0, count);
     return;
   }
+  if (!workerCpus.empty())
+    avoidCallersCpu();
   Job job{count, int(split), task, ctx};
   // A seqlock: an odd generation means "being written", so a worker never
   // pairs one job's generation with another job's fields.

@@ -45,10 +45,14 @@ private:
   void workerLoop(int index);
   /// Keeps each worker on a CPU of its own (see the definition).
   void pinWorkers();
+  /// Moves a pinned worker off the CPU the caller now runs on.
+  void avoidCallersCpu();
   /// Stops and joins every started worker.
   void shutDown();
 
   std::vector<std::thread> workers;
+  /// With pinning, the CPUs the process may use and each worker's.
+  std::vector<int> allowedCpus, workerCpus;
   // The current job, published by bumping `generation`. Atomic because a
   // worker that did not take part in the previous job may read them while
   // the next one is being written; it then sees `generation` move and

@@ -120,3 +120,50 @@ TEST(ThreadPoolTest, PinsWorkersWhenThePoolFits) {
   }
   unsetenv("KILN_PIN_THREADS");
 }
+
+/// The CPU the thread running range `part` of a 2-range job is pinned to
+/// (-1 when it may use several), and the one the caller ran on.
+struct PinnedCpu {
+  std::atomic<int> worker{-2}, caller{-2};
+  static void task(void *ctx, int64_t begin, int64_t end) {
+    auto *self = static_cast<PinnedCpu *>(ctx);
+    if (begin == 0) {
+      self->caller = sched_getcpu();
+      return;
+    }
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    int pinned = -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE && CPU_COUNT(&set) == 1; ++cpu)
+      if (CPU_ISSET(cpu, &set))
+        pinned = cpu;
+    self->worker = pinned;
+  }
+};
+
+TEST(ThreadPoolTest, MovesTheWorkerOffTheCallersCpu) {
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &allowed))
+      cpus.push_back(cpu);
+  if (cpus.size() < 2)
+    GTEST_SKIP() << "one CPU: a 2-thread pool does not fit, nothing to pin";
+  unsetenv("KILN_PIN_THREADS");
+  ThreadPool pool(2);
+  PinnedCpu first;
+  pool.parallelFor(2, PinnedCpu::task, &first);
+  ASSERT_GE(first.worker.load(), 0);
+  // The caller lands on the worker's CPU: the next loop moves the worker.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first.worker.load(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+  PinnedCpu second;
+  pool.parallelFor(2, PinnedCpu::task, &second);
+  sched_setaffinity(0, sizeof allowed, &allowed);
+  EXPECT_EQ(second.caller.load(), first.worker.load());
+  EXPECT_GE(second.worker.load(), 0);
+  EXPECT_NE(second.worker.load(), second.caller.load());
+}
