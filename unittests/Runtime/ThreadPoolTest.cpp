@@ -96,13 +96,28 @@ struct Placement {
   }
 };
 
-TEST(ThreadPoolTest, PinsWorkersWhenThePoolFits) {
+/// The CPUs the process may use, and how many (0 if unknown).
+int allowedCpus(cpu_set_t &allowed) {
+  return sched_getaffinity(0, sizeof allowed, &allowed) == 0
+             ? CPU_COUNT(&allowed)
+             : 0;
+}
+
+/// Pinning tests: they need a 2-thread pool to fit the process's CPUs.
+class ThreadPoolPinningTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    cpus = allowedCpus(allowed);
+    if (cpus < 2)
+      GTEST_SKIP() << "one CPU: a 2-thread pool does not fit, nothing to pin";
+    unsetenv("KILN_PIN_THREADS");
+  }
+
   cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  int cpus = CPU_COUNT(&allowed);
-  if (cpus < 2)
-    GTEST_SKIP() << "one CPU: a 2-thread pool does not fit, nothing to pin";
-  unsetenv("KILN_PIN_THREADS");
+  int cpus = 0;
+};
+
+TEST_F(ThreadPoolPinningTest, PinsWorkersWhenThePoolFits) {
   {
     ThreadPool pool(2);
     Placement placement;
@@ -141,16 +156,7 @@ struct PinnedCpu {
   }
 };
 
-TEST(ThreadPoolTest, MovesTheWorkerOffTheCallersCpu) {
-  cpu_set_t allowed;
-  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
-  std::vector<int> cpus;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-    if (CPU_ISSET(cpu, &allowed))
-      cpus.push_back(cpu);
-  if (cpus.size() < 2)
-    GTEST_SKIP() << "one CPU: a 2-thread pool does not fit, nothing to pin";
-  unsetenv("KILN_PIN_THREADS");
+TEST_F(ThreadPoolPinningTest, MovesTheWorkerOffTheCallersCpu) {
   ThreadPool pool(2);
   PinnedCpu first;
   pool.parallelFor(2, PinnedCpu::task, &first);
