@@ -177,19 +177,13 @@ bool isF32Contraction(linalg::GenericOp op, bool stridedInputs = false) {
          kiln::isDenseF32Buffer(op.getDpsInits()[0]);
 }
 
-std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
-                                       SymbolTable &symbols,
-                                       bool stridedInputs = false);
-
 /// A matmul whose input is a strided f32 view (a MatMul on a column slice
 /// of its input: rows further apart than they are long) reads a dense copy
 /// of it instead, made right before, so it takes the tiled kernel (which
 /// reads dense rows) rather than scalar loops: 64 x 4096 x 1024 as four
 /// MatMuls on column slices, 850 ms -> 4.9 ms. The copy is one pass over
 /// the slice. (Other contractions, such as window ops, keep their views.)
-void copyStridedInputs(linalg::GenericOp op, SymbolTable &symbols) {
-  if (!matchMatmul(op, symbols, /*stridedInputs=*/true))
-    return;
+void copyStridedInputs(linalg::GenericOp op) {
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = cast<MemRefType>(input->get().getType());
     if (type.getLayout().isIdentity())
@@ -203,8 +197,11 @@ void copyStridedInputs(linalg::GenericOp op, SymbolTable &symbols) {
   }
 }
 
-std::optional<MatmulShape>
-matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
+/// The matmul `op` is, if any; with `stridedInputs`, its inputs may be
+/// strided views (copyStridedInputs makes them dense).
+std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
+                                       SymbolTable &symbols,
+                                       bool stridedInputs = false) {
   if (!isF32Contraction(op, stridedInputs))
     return std::nullopt;
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
@@ -1518,11 +1515,12 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     SmallVector<std::pair<linalg::GenericOp, MatmulShape>> matmuls;
-    module.walk([&](linalg::GenericOp op) { copyStridedInputs(op, symbols); });
     module.walk([&](linalg::GenericOp op) {
-      if (std::optional<MatmulShape> shape = matchMatmul(op, symbols))
+      if (std::optional<MatmulShape> shape =
+              matchMatmul(op, symbols, /*stridedInputs=*/true)) {
+        copyStridedInputs(op);
         matmuls.push_back({op, *shape});
-      else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
+      } else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
         matmuls.push_back({op, *shape});
     });
     for (auto &[op, shape] : matmuls)
