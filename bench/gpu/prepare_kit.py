@@ -6,6 +6,8 @@ with kiln's toolchain, for a machine that has a GPU but no toolchain.
 
 KIT_DIR/ gets
   bin/kiln-run, lib/libkiln_runtime.so      the runtime (no MLIR/LLVM needed)
+  lib/*.so.*                                 what kiln-run links beyond libc and
+                                             libstdc++ (libonnx_proto, libprotobuf)
   node/NAME.so + node/NAME/*.pb + NAME.args  ONNX node tests on the native
                                              expected-to-pass list
   e2e/NAME.so + NAME.input.*.npy + NAME.ref.*.npy  the e2e models, with ONNX
@@ -37,6 +39,25 @@ sys.path.insert(0, os.path.join(ROOT, "test", "Frontend", "ONNX"))
 NODE_DIR = "/usr/share/libonnx-testdata/data/node"
 BENCH_MODELS = ["gelu-bias-relu-b1", "softmax-b1", "layernorm-b1", "bert-layer-b1",
                 "gemm-1024x1024x1024-b1", "gemm-128x768x3072-b1"]
+
+
+# Libraries every Linux machine has; kiln-run's other dependencies (the ONNX
+# protobuf messages it reads .pb tensors with) travel in the kit.
+SYSTEM_LIBRARIES = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libstdc++", "libgcc_s",
+                    "libz.so", "libpthread", "libdl.so", "librt.so")
+
+
+def copy_shared_libraries(binary, lib_dir):
+    """Copies the shared libraries `binary` needs beyond SYSTEM_LIBRARIES
+    (resolved by ldd) into lib_dir: the GPU machine has another
+    distribution, without libonnx or this protobuf."""
+    listing = subprocess.run(["ldd", binary], capture_output=True, text=True,
+                             check=True).stdout
+    for line in listing.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] == "=>" and \
+                not parts[0].startswith(SYSTEM_LIBRARIES):
+            shutil.copy(os.path.realpath(parts[2]), os.path.join(lib_dir, parts[0]))
 
 
 def compile_cuda(bin_dir, model, out, arch, extra=()):
@@ -130,6 +151,7 @@ def main():
     shutil.copy(os.path.join(bin_dir, "kiln-run"), os.path.join(kit, "bin"))
     shutil.copy(os.path.join(options.build_dir, "lib", "libkiln_runtime.so"),
                 os.path.join(kit, "lib"))
+    copy_shared_libraries(os.path.join(bin_dir, "kiln-run"), os.path.join(kit, "lib"))
     manifest = {"arch": options.arch, "node": [], "node_compile_failures": [], "e2e": [],
                 "bench": []}
     if options.part in ("conformance", "all"):

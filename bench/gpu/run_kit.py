@@ -2,7 +2,8 @@
 """Runs a GPU kit (bench/gpu/prepare_kit.py) on a machine with an NVIDIA GPU
 and writes the results as Markdown and JSON.
 
-    bench/gpu/run_kit.py KIT_DIR RESULTS_DIR [--repeats 7]
+    bench/gpu/run_kit.py KIT_DIR RESULTS_DIR [--repeats 7] [--jobs 8]
+                         [--budget SECONDS] [--sanitize]
 
 1. Conformance: every node test model runs through kiln-run on the GPU and
    is compared with the ONNX reference outputs; every e2e model is compared
@@ -17,15 +18,22 @@ and writes the results as Markdown and JSON.
    copies in and out, the CUDA graph replayed) and the measured device copy
    bandwidth, against which memory-bound models are reported (bytes the
    model must move / time).
+3. With --sanitize: the e2e models under compute-sanitizer memcheck.
+
+Results are written after every stage, so a run cut short (a device lease
+ends) still returns what it measured; --budget stops starting benchmark
+models and sanitizer runs after that many seconds.
 """
 
 import argparse
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -38,22 +46,43 @@ KILN_F32 = 1
 TORCH_KILN_DTYPES = {}
 
 
-def run_conformance(kit, manifest, results):
-    kiln_run = os.path.join(kit, "bin", "kiln-run")
-    passed, failures = 0, []
-    for test in manifest["node"]:
-        data = os.path.join(kit, "node", test["name"])
-        args = [f"--input={name}={data}/{file}" for name, file in test["inputs"]]
+def run_node_test(kiln_run, kit, test):
+    data = os.path.join(kit, "node", test["name"])
+    args = [f"--input={name}={data}/{file}" for name, file in test["inputs"]]
+    try:
         run = subprocess.run([kiln_run, os.path.join(kit, "node", test["name"] + ".so"),
                               "--compare", data] + args,
                              capture_output=True, text=True, timeout=120)
-        if run.returncode == 0:
-            passed += 1
-        else:
-            lines = (run.stderr or run.stdout).strip().splitlines()
-            failures.append(f"{test['name']}: {lines[-1] if lines else run.returncode}")
-    results["node"] = {"passed": passed, "total": len(manifest["node"]),
+    except subprocess.TimeoutExpired:
+        return f"{test['name']}: timed out after 120 s"
+    if run.returncode == 0:
+        return None
+    lines = (run.stderr or run.stdout).strip().splitlines()
+    return f"{test['name']}: {' | '.join(lines[-3:]) if lines else run.returncode}"
+
+
+def run_conformance(kit, manifest, results, jobs, save):
+    """Node tests, several processes at a time (each kiln-run creates its own
+    CUDA context, most of a small test's time), then the e2e models."""
+    kiln_run = os.path.join(kit, "bin", "kiln-run")
+    tests = manifest["node"]
+    # One test alone first: when the GPU path is broken at its root, its whole
+    # error shows at once instead of hundreds of last lines.
+    failures = []
+    if tests:
+        first = run_node_test(kiln_run, kit, tests[0])
+        if first:
+            print("first node test failed:", first, flush=True)
+            failures.append(first)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for failure in pool.map(lambda t: run_node_test(kiln_run, kit, t), tests[1:]):
+            if failure:
+                print("FAIL", failure, flush=True)
+                failures.append(failure)
+    results["node"] = {"passed": len(tests) - len(failures), "total": len(tests),
                        "failures": failures}
+    print(f"node tests: {len(tests) - len(failures)} of {len(tests)} pass", flush=True)
+    save()
     e2e = []
     for model in manifest["e2e"]:
         out_dir = os.path.join(results["dir"], "e2e-" + model["name"])
@@ -71,8 +100,50 @@ def run_conformance(kit, manifest, results):
             err = np.abs(got - ref)
             entry[name] = float(err.max())
             entry["ok"] &= bool(np.all(err <= 1e-4 + 1e-3 * np.abs(ref)))
+        print(json.dumps(entry), flush=True)
         e2e.append(entry)
+        shutil.rmtree(out_dir)  # only the verdict comes back from the device
     results["e2e"] = e2e
+    save()
+
+
+def find_sanitizer():
+    for candidate in (shutil.which("compute-sanitizer"),
+                      "/usr/local/cuda/bin/compute-sanitizer"):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def run_sanitizer(kit, manifest, results, deadline):
+    """compute-sanitizer memcheck over the e2e models: out-of-bounds and
+    misaligned device accesses that happen not to change an output."""
+    sanitizer = find_sanitizer()
+    if not sanitizer:
+        results["sanitizer"] = "compute-sanitizer not found"
+        return
+    kiln_run = os.path.join(kit, "bin", "kiln-run")
+    verdicts = []
+    for model in manifest["e2e"]:
+        left = deadline - time.time()
+        if left < 30:
+            verdicts.append({"name": model["name"], "verdict": "not run (deadline)"})
+            continue
+        args = [f"--input={n}={os.path.join(kit, 'e2e', f)}" for n, f in model["inputs"]]
+        try:
+            run = subprocess.run([sanitizer, "--tool", "memcheck", "--error-exitcode", "3",
+                                  kiln_run, os.path.join(kit, "e2e", model["name"] + ".so")]
+                                 + args, capture_output=True, text=True,
+                                 timeout=min(120, left - 10))
+            summary = [l for l in run.stdout.splitlines() if "ERROR SUMMARY" in l]
+            errors = [l for l in run.stdout.splitlines() if l.startswith("========= ")][:8]
+            verdicts.append({"name": model["name"], "exit": run.returncode,
+                             "summary": summary[-1] if summary else run.stdout[-300:],
+                             "first_lines": errors})
+        except subprocess.TimeoutExpired:
+            verdicts.append({"name": model["name"], "verdict": "timed out"})
+        print(json.dumps(verdicts[-1]), flush=True)
+    results["sanitizer"] = verdicts
 
 
 class DeviceRunner:
@@ -134,7 +205,7 @@ def copy_bandwidth(repeats):
     return 2 * src.numel() / (ms * 1e-3)
 
 
-def run_bench(kit, manifest, results, repeats):
+def run_bench(kit, manifest, results, repeats, deadline, save):
     import onnx
     import torch
     from models import MODELS
@@ -143,7 +214,13 @@ def run_bench(kit, manifest, results, repeats):
     runtime = os.path.join(kit, "lib", "libkiln_runtime.so")
     results["copy_bandwidth"] = copy_bandwidth(repeats)
     rows = []
+    results["bench"] = rows
     for meta in manifest["bench"]:
+        if time.time() > deadline - 20:
+            rows.append({"key": meta["key"], "description": meta["description"],
+                         "flops": meta["flops"], "bytes": meta["bytes"],
+                         "kiln_error": "not run (deadline)"})
+            continue
         spec = by_key[meta["key"]]
         model = spec.build(spec.batch)
         row = {"key": meta["key"], "description": meta["description"],
@@ -174,14 +251,16 @@ def run_bench(kit, manifest, results, repeats):
                     row["max_abs_error"] = max(float((o - e).abs().max())
                                                for o, e in zip(outputs, expected))
                 row["torch_ms"] = time_cuda(lambda: reference(*inputs), repeats)
-                compiled = torch.compile(reference)
-                compiled(*inputs)
-                row["compile_ms"] = time_cuda(lambda: compiled(*inputs), repeats)
+                # torch.compile's first compilation takes tens of seconds.
+                if time.time() < deadline - 60:
+                    compiled = torch.compile(reference)
+                    compiled(*inputs)
+                    row["compile_ms"] = time_cuda(lambda: compiled(*inputs), repeats)
         except Exception as e:
             row["torch_error"] = f"{type(e).__name__}: {str(e)[:300]}"
         rows.append(row)
         print(json.dumps(row), flush=True)
-    results["bench"] = rows
+        save()
 
 
 def write_markdown(results, path):
@@ -192,7 +271,7 @@ def write_markdown(results, path):
         lines += [f"- FAIL {f}" for f in n["failures"][:50]]
         lines += ["", "| e2e model | matches ORT (rtol 1e-3, atol 1e-4) |", "|---|---|"]
         lines += [f"| {e['name']} | {'yes' if e['ok'] else 'NO ' + e.get('error', '')} |"
-                  for e in results["e2e"]]
+                  for e in results.get("e2e", [])]
     if "bench_error" in results:
         lines += ["", f"Benchmark not run: {results['bench_error']}"]
     if "bench" in results:
@@ -210,6 +289,13 @@ def write_markdown(results, path):
             lines.append(f"| {r['key']} | {fmt(k)} | {fmt(t)} | {fmt(c)} | {ratio(k, t)} | "
                          f"{ratio(k, c)} | {share} | {r.get('max_abs_error', '-')} | "
                          f"{r.get('kiln_run_ms', '-')} |")
+    sanitizer = results.get("sanitizer")
+    if isinstance(sanitizer, str):
+        lines += ["", f"compute-sanitizer: {sanitizer}"]
+    elif sanitizer:
+        lines += ["", "| e2e model under compute-sanitizer memcheck | verdict |", "|---|---|"]
+        lines += [f"| {v['name']} | {v.get('summary', v.get('verdict', ''))} |"
+                  for v in sanitizer]
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -219,7 +305,18 @@ def main():
     parser.add_argument("kit")
     parser.add_argument("results")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
+                        help="node tests run at a time")
+    parser.add_argument("--budget", type=float, default=1e9,
+                        help="seconds: no benchmark model or sanitizer run starts later")
+    parser.add_argument("--sanitize", action="store_true",
+                        help="also run the e2e models under compute-sanitizer memcheck")
     options = parser.parse_args()
+    deadline = time.time() + options.budget
+    # kiln-run finds the libraries the kit brought (prepare_kit.py).
+    os.environ["LD_LIBRARY_PATH"] = os.pathsep.join(
+        filter(None, [os.path.abspath(os.path.join(options.kit, "lib")),
+                      os.environ.get("LD_LIBRARY_PATH")]))
     os.makedirs(options.results, exist_ok=True)
     with open(os.path.join(options.kit, "manifest.json")) as f:
         manifest = json.load(f)
@@ -230,16 +327,22 @@ def main():
         device = "no nvidia-smi"
     results = {"dir": options.results, "device": device,
                "arch": manifest["arch"], "started": time.ctime()}
+
+    def save():  # after every stage: a run cut short still reports what it did
+        with open(os.path.join(options.results, "gpu-results.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        write_markdown(results, os.path.join(options.results, "gpu-results.md"))
+
     if manifest["node"] or manifest["e2e"]:
-        run_conformance(options.kit, manifest, results)
+        run_conformance(options.kit, manifest, results, options.jobs, save)
     if manifest["bench"]:
         try:
-            run_bench(options.kit, manifest, results, options.repeats)
+            run_bench(options.kit, manifest, results, options.repeats, deadline, save)
         except ImportError as e:  # no PyTorch: conformance results still count
             results["bench_error"] = str(e)
-    with open(os.path.join(options.results, "gpu-results.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    write_markdown(results, os.path.join(options.results, "gpu-results.md"))
+    if options.sanitize and manifest["e2e"]:
+        run_sanitizer(options.kit, manifest, results, deadline)
+    save()
     print(open(os.path.join(options.results, "gpu-results.md")).read())
     ok = results.get("node", {}).get("failures", []) == [] and \
         all(e["ok"] for e in results.get("e2e", []))

@@ -3,7 +3,8 @@
 #
 #   test/gpu/run.sh                 on a machine with the GPU and kiln's
 #                                   toolchain: builds, prepares the kit, runs it
-#   test/gpu/run.sh KIT [RESULTS]   runs a kit prepared elsewhere (for a GPU
+#   test/gpu/run.sh KIT [RESULTS [run_kit.py options]]
+#                                   runs a kit prepared elsewhere (for a GPU
 #                                   machine without LLVM/MLIR 22): see
 #                                   test/gpu/README.md
 #
@@ -54,4 +55,4 @@ if [[ -z "${KILN_CUBLASLT:-}" ]]; then
   KILN_CUBLASLT=$(find_cuda_library libcublasLt)
   [[ -n "$KILN_CUBLASLT" ]] && export KILN_CUBLASLT && echo "cuBLASLt: $KILN_CUBLASLT"
 fi
-python3 bench/gpu/run_kit.py "$kit" "$results"
+python3 bench/gpu/run_kit.py "$kit" "$results" "${@:3}"
