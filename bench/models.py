@@ -299,23 +299,26 @@ def mobilenet_v2(batch: int) -> onnx.ModelProto:
 
 
 def gelu_bias_relu(batch: int) -> onnx.ModelProto:
-    """Memory-bound elementwise chain over [4096, 1024]: Relu(GELU_tanh(x + b))."""
+    """Memory-bound elementwise chain over [4096 * batch, 1024]:
+    Relu(GELU_tanh(x + b))."""
     g = GraphBuilder("gelu_bias_relu", seed=8)
-    x = g.input("x", [4096, 1024])
+    x = g.input("x", [4096 * batch, 1024])
     g.output(g.op("Relu", [gelu_tanh(g, g.op("Add", [x, g.bias(1024)]))]), "y")
     return g.build()
 
 
 def softmax(batch: int) -> onnx.ModelProto:
-    """Attention-probability softmax: 12 heads x 128 rows of 128 scores."""
+    """Attention-probability softmax: 12 heads x 128 rows of 128 scores, per
+    batch item."""
     g = GraphBuilder("softmax", seed=9)
-    g.output(g.op("Softmax", [g.input("x", [1536, 128])], axis=-1), "y")
+    g.output(g.op("Softmax", [g.input("x", [1536 * batch, 128])], axis=-1), "y")
     return g.build()
 
 
 def layernorm(batch: int) -> onnx.ModelProto:
+    """Layer norm over [128 * batch, 768] (BERT-base's hidden size)."""
     g = GraphBuilder("layernorm", seed=10)
-    g.output(layer_norm(g, g.input("x", [128, 768]), 768), "y")
+    g.output(layer_norm(g, g.input("x", [128 * batch, 768]), 768), "y")
     return g.build()
 
 

@@ -32,22 +32,37 @@ class OnnxTorch(torch.nn.Module):
             if tensor.is_floating_point():
                 tensor = tensor.to(dtype)
             self.consts[init.name] = tensor
+        # Integer constants (shapes, axes, slice bounds) as Python lists, so
+        # torch.compile sees them as constants rather than tensor reads.
+        self.int_lists = {init.name: numpy_helper.to_array(init).reshape(-1).tolist()
+                          for init in self.graph.initializer
+                          if init.data_type == onnx.TensorProto.INT64}
         self.inputs = [i.name for i in self.graph.input if i.name not in self.consts]
         self.outputs = [o.name for o in self.graph.output]
+        # Plain Python data, read once: torch.compile then traces the whole
+        # graph as one frame (protobuf objects in forward break it into one
+        # recompiled frame per op).
+        self.nodes = [(n.op_type, list(n.input), list(n.output), _attrs(n))
+                      for n in self.graph.node]
 
     def forward(self, *args):
         env = dict(self.consts)
         env.update(zip(self.inputs, args))
-        for node in self.graph.node:
-            values = [env[name] if name else None for name in node.input]
-            results = self._op(node, values, _attrs(node))
+        for op, input_names, output_names, attrs in self.nodes:
+            values = [env[name] if name else None for name in input_names]
+            results = self._op(op, input_names, values, attrs)
             if not isinstance(results, (tuple, list)):
                 results = (results,)
-            env.update(zip(node.output, results))
+            env.update(zip(output_names, results))
         return tuple(env[name] for name in self.outputs)
 
-    def _op(self, node, x, a):
-        op = node.op_type
+    def _ints(self, names, x, i):
+        """Input i as a list of ints: a constant's from __init__."""
+        if i >= len(x) or x[i] is None:
+            return None
+        return self.int_lists.get(names[i]) or [int(v) for v in x[i].tolist()]
+
+    def _op(self, op, names, x, a):
         if op in ("Add", "Sub", "Mul", "Div", "Pow"):
             fn = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul,
                   "Div": torch.div, "Pow": torch.pow}[op]
@@ -72,10 +87,10 @@ class OnnxTorch(torch.nn.Module):
             return F.layer_norm(x[0], shape, x[1], x[2] if len(x) > 2 else None,
                                 a.get("epsilon", 1e-5))
         if op == "ReduceMean":
-            axes = a.get("axes") or [int(v) for v in x[1].tolist()]
+            axes = a.get("axes") or self._ints(names, x, 1)
             return torch.mean(x[0], dim=axes, keepdim=bool(a.get("keepdims", 1)))
         if op == "Reshape":
-            shape = [int(v) for v in x[1].tolist()]
+            shape = self._ints(names, x, 1)
             shape = [x[0].shape[i] if s == 0 else s for i, s in enumerate(shape)]
             return torch.reshape(x[0], shape)
         if op == "Transpose":
@@ -93,9 +108,9 @@ class OnnxTorch(torch.nn.Module):
                 *x[0].shape[:a.get("axis", 0)], *x[1].shape,
                 *x[0].shape[a.get("axis", 0) + 1:])
         if op == "Slice":
-            starts, ends = x[1].tolist(), x[2].tolist()
-            axes = x[3].tolist() if len(x) > 3 and x[3] is not None else range(len(starts))
-            steps = x[4].tolist() if len(x) > 4 and x[4] is not None else [1] * len(starts)
+            starts, ends = self._ints(names, x, 1), self._ints(names, x, 2)
+            axes = self._ints(names, x, 3) or range(len(starts))
+            steps = self._ints(names, x, 4) or [1] * len(starts)
             index = [slice(None)] * x[0].dim()
             for s, e, ax, st in zip(starts, ends, axes, steps):
                 index[ax] = slice(s, min(e, x[0].shape[ax]), st)

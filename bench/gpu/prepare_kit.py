@@ -21,6 +21,7 @@ at most 64 MiB per call: the BERT-layer model alone is 28 MB).
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import shutil
@@ -37,10 +38,16 @@ sys.path.insert(0, os.path.join(ROOT, "test", "Integration"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Frontend", "ONNX"))
 
 NODE_DIR = "/usr/share/libonnx-testdata/data/node"
-BENCH_MODELS = ["gelu-bias-relu-b1", "softmax-b1", "layernorm-b1", "bert-layer-b1",
-                "gemm-1024x1024x1024-b1", "gemm-128x768x3072-b1"]
-
-
+# (bench/models.py name, batch, precision). The memory-bound models are
+# sized at several times the H200's 60 MB L2 (256, 201 and 201 MB per
+# tensor), so they measure HBM rather than L2 bandwidth. The transformer
+# blocks run their products in bf16, as the issue's targets are stated
+# (14 MB each in bf16: three of them fit the device tool's 64 MiB with the
+# rest).
+BENCH_MODELS = [("gelu-bias-relu", 16, "fp32"), ("softmax", 256, "fp32"),
+                ("layernorm", 512, "fp32"), ("gemm-128x768x3072", 1, "fp32"),
+                ("bert-layer", 1, "bf16"), ("bert-layer", 8, "bf16"),
+                ("gpt2-block", 8, "bf16")]
 # Libraries every Linux machine has; kiln-run's other dependencies (the ONNX
 # protobuf messages it reads .pb tensors with) travel in the kit.
 SYSTEM_LIBRARIES = ("linux-vdso", "ld-linux", "libc.so", "libm.so", "libstdc++", "libgcc_s",
@@ -127,12 +134,15 @@ def add_bench(bin_dir, kit, arch, manifest, models_dir):
     from models import MODELS, ensure_model
     out = os.path.join(kit, "bench")
     os.makedirs(out, exist_ok=True)
-    by_key = {m.key: m for m in MODELS}
-    for key in BENCH_MODELS:
-        meta = ensure_model(by_key[key], models_dir)
-        compile_cuda(bin_dir, meta["onnx"], os.path.join(out, key + ".so"), arch)
-        manifest["bench"].append({k: v for k, v in meta.items()
-                                  if k not in ("onnx", "fingerprint")})
+    by_name = {m.name: m for m in MODELS}
+    for name, batch, precision in BENCH_MODELS:
+        meta = ensure_model(dataclasses.replace(by_name[name], batch=batch), models_dir)
+        key = f"{meta['key']}-{precision}"
+        compile_cuda(bin_dir, meta["onnx"], os.path.join(out, key + ".so"), arch,
+                     [f"--precision={precision}"])
+        manifest["bench"].append({**{k: v for k, v in meta.items()
+                                     if k not in ("onnx", "fingerprint")},
+                                  "key": key, "precision": precision})
 
 
 def main():

@@ -205,12 +205,82 @@ def copy_bandwidth(repeats):
     return 2 * src.numel() / (ms * 1e-3)
 
 
-def run_bench(kit, manifest, results, repeats, deadline, save):
-    import onnx
+def device_busy(fn, runs=20):
+    """(device ms, kernels) per call of `fn`: the kernels and copies it puts
+    on the GPU, from torch.profiler (CUPTI sees kiln's driver-API launches
+    as well as PyTorch's). Per-call time minus this is launch overhead."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            fn()
+        torch.cuda.synchronize()
+    events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return sum(e.time_range.elapsed_us() for e in events) / 1e3 / runs, len(events) / runs
+
+
+def bench_row(kit, meta, runtime, repeats, deadline):
     import torch
     from models import MODELS
     from onnx_torch import OnnxTorch
-    by_key = {m.key: m for m in MODELS}
+    spec = {m.name: m for m in MODELS}[meta["name"]]
+    model = spec.build(meta["batch"])
+    row = {"key": meta["key"], "description": meta["description"],
+           "flops": meta["flops"], "bytes": meta["bytes"],
+           "precision": meta.get("precision", "fp32")}
+    gen = torch.Generator().manual_seed(0)
+    inputs = [torch.randn([d for d in i["shape"]], generator=gen).cuda()
+              for i in meta["inputs"]]
+    outputs = [torch.empty(o["shape"], device="cuda") for o in meta["outputs"]]
+    try:
+        runner = DeviceRunner(runtime, os.path.join(kit, "bench", meta["key"] + ".so"))
+        run = runner.bind(inputs, outputs)
+        row["kiln_ms"] = time_cuda(run, repeats)
+        try:
+            row["kiln_busy_ms"], row["kiln_kernels"] = device_busy(run)
+        except Exception as e:  # the profiler is a extra, not the result
+            row["profiler_error"] = f"{type(e).__name__}: {str(e)[:200]}"
+    except Exception as e:  # report, keep going
+        row["kiln_error"] = str(e)[:300]
+    # End to end through kiln_run: host copies in and out, CUDA graph.
+    bench_run = subprocess.run(
+        [os.path.join(kit, "bin", "kiln-run"),
+         os.path.join(kit, "bench", meta["key"] + ".so"), "--random", "--bench", "30"],
+        capture_output=True, text=True, timeout=300)
+    for line in bench_run.stdout.splitlines():
+        if line.startswith("latency over"):
+            row["kiln_run_ms"] = float(line.split("median ")[1].split(" ms")[0])
+    # PyTorch runs the products in the model's precision the way its users
+    # would: autocast (bf16/fp16 products, f32 elsewhere), as kiln does.
+    autocast = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(row["precision"])
+    try:
+        reference = OnnxTorch(model).cuda()
+
+        def in_precision(fn):
+            def call():
+                with torch.autocast("cuda", dtype=autocast, enabled=autocast is not None):
+                    return fn(*inputs)
+            return call
+        with torch.no_grad():
+            eager = in_precision(reference)
+            expected = eager()
+            if "kiln_ms" in row:
+                row["max_abs_error"] = max(float((o - e.float()).abs().max())
+                                           for o, e in zip(outputs, expected))
+            row["torch_ms"] = time_cuda(eager, repeats)
+            # torch.compile's first compilation takes tens of seconds.
+            if time.time() < deadline - 60:
+                compiled = in_precision(torch.compile(reference))
+                compiled()
+                row["compile_ms"] = time_cuda(compiled, repeats)
+    except Exception as e:
+        row["torch_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+    return row
+
+
+def run_bench(kit, manifest, results, repeats, deadline, save):
     runtime = os.path.join(kit, "lib", "libkiln_runtime.so")
     results["copy_bandwidth"] = copy_bandwidth(repeats)
     rows = []
@@ -221,45 +291,8 @@ def run_bench(kit, manifest, results, repeats, deadline, save):
                          "flops": meta["flops"], "bytes": meta["bytes"],
                          "kiln_error": "not run (deadline)"})
             continue
-        spec = by_key[meta["key"]]
-        model = spec.build(spec.batch)
-        row = {"key": meta["key"], "description": meta["description"],
-               "flops": meta["flops"], "bytes": meta["bytes"]}
-        gen = torch.Generator().manual_seed(0)
-        inputs = [torch.randn([d for d in i["shape"]], generator=gen).cuda()
-                  for i in meta["inputs"]]
-        outputs = [torch.empty(o["shape"], device="cuda") for o in meta["outputs"]]
-        try:
-            runner = DeviceRunner(runtime, os.path.join(kit, "bench", meta["key"] + ".so"))
-            run = runner.bind(inputs, outputs)
-            row["kiln_ms"] = time_cuda(run, repeats)
-        except Exception as e:  # report, keep going
-            row["kiln_error"] = str(e)[:300]
-        # End to end through kiln_run: host copies in and out, CUDA graph.
-        bench_run = subprocess.run(
-            [os.path.join(kit, "bin", "kiln-run"),
-             os.path.join(kit, "bench", meta["key"] + ".so"), "--random", "--bench", "100"],
-            capture_output=True, text=True, timeout=300)
-        for line in bench_run.stdout.splitlines():
-            if line.startswith("latency over"):
-                row["kiln_run_ms"] = float(line.split("median ")[1].split(" ms")[0])
-        try:
-            reference = OnnxTorch(model).cuda()
-            with torch.no_grad():
-                expected = reference(*inputs)
-                if "kiln_ms" in row:
-                    row["max_abs_error"] = max(float((o - e).abs().max())
-                                               for o, e in zip(outputs, expected))
-                row["torch_ms"] = time_cuda(lambda: reference(*inputs), repeats)
-                # torch.compile's first compilation takes tens of seconds.
-                if time.time() < deadline - 60:
-                    compiled = torch.compile(reference)
-                    compiled(*inputs)
-                    row["compile_ms"] = time_cuda(lambda: compiled(*inputs), repeats)
-        except Exception as e:
-            row["torch_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        rows.append(bench_row(kit, meta, runtime, repeats, deadline))
+        print(json.dumps(rows[-1]), flush=True)
         save()
 
 
@@ -277,17 +310,25 @@ def write_markdown(results, path):
     if "bench" in results:
         bw = results["copy_bandwidth"]
         lines += ["", f"Measured device copy bandwidth: {bw / 1e12:.2f} TB/s.", "",
-                  "| model | kiln ms | PyTorch eager ms | torch.compile ms | kiln vs eager | "
-                  "kiln vs compile | kiln % of copy bandwidth | max abs error | "
+                  "kiln ms: kiln_run_device per call (launches and a synchronize "
+                  "included); busy: the GPU time of its kernels and copies (profiler); "
+                  "overhead: the difference.", "",
+                  "| model | precision | kiln ms | PyTorch eager ms | torch.compile ms | "
+                  "kiln vs eager | kiln vs compile | kiln % of copy bandwidth | "
+                  "kiln busy ms (kernels) | overhead us | max abs error | "
                   "kiln_run ms (copies + graph) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in results["bench"]:
             k, t, c = r.get("kiln_ms"), r.get("torch_ms"), r.get("compile_ms")
             fmt = lambda v: f"{v:.4f}" if v else r.get("kiln_error", r.get("torch_error", "-"))[:60]
             ratio = lambda a, b: f"{b / a:.2f}x" if a and b else "-"
             share = f"{100 * r['bytes'] / (k * 1e-3) / bw:.0f}%" if k else "-"
-            lines.append(f"| {r['key']} | {fmt(k)} | {fmt(t)} | {fmt(c)} | {ratio(k, t)} | "
-                         f"{ratio(k, c)} | {share} | {r.get('max_abs_error', '-')} | "
+            busy = r.get("kiln_busy_ms")
+            busy_text = f"{busy:.4f} ({r['kiln_kernels']:g})" if busy else "-"
+            overhead = f"{1e3 * (k - busy):.1f}" if k and busy else "-"
+            lines.append(f"| {r['key']} | {r.get('precision', 'fp32')} | {fmt(k)} | {fmt(t)} | "
+                         f"{fmt(c)} | {ratio(k, t)} | {ratio(k, c)} | {share} | {busy_text} | "
+                         f"{overhead} | {r.get('max_abs_error', '-')} | "
                          f"{r.get('kiln_run_ms', '-')} |")
     sanitizer = results.get("sanitizer")
     if isinstance(sanitizer, str):
