@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,7 +46,8 @@ NODE_DIR = "/usr/share/libonnx-testdata/data/node"
 # (14 MB each in bf16: three of them fit the device tool's 64 MiB with the
 # rest).
 BENCH_MODELS = [("gelu-bias-relu", 16, "fp32"), ("softmax", 256, "fp32"),
-                ("layernorm", 512, "fp32"), ("gemm-128x768x3072", 1, "fp32"),
+                ("layernorm", 512, "fp32"), ("softmax", 1, "fp32"),
+                ("layernorm", 1, "fp32"), ("gemm-128x768x3072", 1, "fp32"),
                 ("bert-layer", 1, "bf16"), ("bert-layer", 8, "bf16"),
                 ("gpt2-block", 8, "bf16")]
 # Libraries every Linux machine has; kiln-run's other dependencies (the ONNX
@@ -130,19 +132,34 @@ def add_e2e(bin_dir, kit, arch, manifest):
         manifest["e2e"].append(entry)
 
 
-def add_bench(bin_dir, kit, arch, manifest, models_dir):
+ROW_KERNEL_MODELS = ("softmax", "layernorm")
+
+
+def add_bench(bin_dir, kit, arch, manifest, models_dir, row_elements=(), only=""):
+    """The benchmark models; with `row_elements`, the row-kernel models
+    (softmax, layer norm) once per elements-per-thread value as well, for a
+    sweep of kiln-map-reductions-to-gpu's default in one device run (kiln
+    alone: the baselines are the plain rows'). `only`: keys matching it."""
     from models import MODELS, ensure_model
     out = os.path.join(kit, "bench")
     os.makedirs(out, exist_ok=True)
     by_name = {m.name: m for m in MODELS}
-    for name, batch, precision in BENCH_MODELS:
+    builds = [(name, batch, precision, None) for name, batch, precision in BENCH_MODELS]
+    builds += [(name, batch, precision, n) for name, batch, precision in BENCH_MODELS
+               if name in ROW_KERNEL_MODELS for n in row_elements]
+    for name, batch, precision, elements in builds:
         meta = ensure_model(dataclasses.replace(by_name[name], batch=batch), models_dir)
-        key = f"{meta['key']}-{precision}"
-        compile_cuda(bin_dir, meta["onnx"], os.path.join(out, key + ".so"), arch,
-                     [f"--precision={precision}"])
+        key = f"{meta['key']}-{precision}" + (f"-e{elements}" if elements else "")
+        if not re.search(only, key):
+            continue
+        flags = [f"--precision={precision}"]
+        if elements:
+            flags.append(f"--gpu-row-elements={elements}")
+        compile_cuda(bin_dir, meta["onnx"], os.path.join(out, key + ".so"), arch, flags)
         manifest["bench"].append({**{k: v for k, v in meta.items()
                                      if k not in ("onnx", "fingerprint")},
-                                  "key": key, "precision": precision})
+                                  "key": key, "precision": precision,
+                                  "kiln_only": bool(elements)})
 
 
 def main():
@@ -151,6 +168,11 @@ def main():
     parser.add_argument("kit_dir")
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--part", choices=["conformance", "bench", "all"], default="all")
+    parser.add_argument("--row-elements", default="",
+                        help="comma-separated elements-per-thread values: the "
+                             "row-kernel benchmark models once per value too")
+    parser.add_argument("--only", default="",
+                        help="benchmark models whose key matches this regex")
     options = parser.parse_args()
     bin_dir = os.path.join(options.build_dir, "bin")
     kit = options.kit_dir
@@ -169,7 +191,9 @@ def main():
         add_e2e(bin_dir, kit, options.arch, manifest)
     if options.part in ("bench", "all"):
         add_bench(bin_dir, kit, options.arch, manifest,
-                  os.path.join(options.build_dir, "bench", "models"))
+                  os.path.join(options.build_dir, "bench", "models"),
+                  [int(n) for n in options.row_elements.split(",") if n],
+                  options.only)
     with open(os.path.join(kit, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(kit) for f in fs)

@@ -377,7 +377,8 @@ struct MapReductionsToGPUPass
 
   void emit(const RowKernel &kernel) {
     gpu::LaunchOp launch =
-        KernelBuilder(kernel, blockSize, nextKernel++).build();
+        KernelBuilder(kernel, blockSize, elementsPerThread, nextKernel++)
+            .build();
     // The launch is right before the last stage.
     Operation *last = kernel.stages.back().op;
     SmallVector<Operation *> deallocs;
@@ -394,28 +395,44 @@ struct MapReductionsToGPUPass
   /// Writes one row kernel's gpu.launch where its last stage is.
   class KernelBuilder {
   public:
-    KernelBuilder(const RowKernel &kernel, int64_t maxThreads, int64_t id)
+    KernelBuilder(const RowKernel &kernel, int64_t blockThreads,
+                  int64_t elementsPerThread, int64_t id)
         : kernel(kernel), b(kernel.stages.back().op),
           loc(kernel.stages.back().op->getLoc()), id(id) {
-      threads = std::clamp<int64_t>(llvm::PowerOf2Ceil(kernel.space.length),
-                                    kWarpSize, std::max(maxThreads, kWarpSize));
+      // Enough threads per row for `elementsPerThread` elements each (a
+      // power of two, a warp at least), and as many rows per block as fill
+      // it: short rows then keep a whole SM's worth of threads busy instead
+      // of the few blocks per SM the hardware allows.
+      blockThreads = std::max(blockThreads, kWarpSize);
+      threads = std::clamp<int64_t>(
+          llvm::PowerOf2Ceil(llvm::divideCeil(kernel.space.length,
+                                              std::max<int64_t>(
+                                                  elementsPerThread, 1))),
+          kWarpSize, blockThreads);
+      rowsPerBlock = 1;
+      while (rowsPerBlock * 2 * threads <= blockThreads &&
+             kernel.space.rowCount() % (rowsPerBlock * 2) == 0)
+        rowsPerBlock *= 2;
     }
 
     gpu::LaunchOp build() {
       MLIRContext *ctx = b.getContext();
-      // Per reduction, one partial per warp in shared memory.
+      // Per reduction, one partial per warp of each row in shared memory
+      // (none for rows of one warp).
       auto workgroup =
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
       SmallVector<Type> shared;
       for (const Stage &stage : kernel.stages)
-        if (stage.kind == StageKind::Reduction)
+        if (stage.kind == StageKind::Reduction && threads > kWarpSize)
           shared.push_back(MemRefType::get(
-              {threads / kWarpSize}, stage.reduction->identity.getType(),
+              {rowsPerBlock, threads / kWarpSize},
+              stage.reduction->identity.getType(),
               MemRefLayoutAttrInterface(), workgroup));
       Value one = index(1);
       auto launch = gpu::LaunchOp::create(
-          b, loc, index(kernel.space.rowCount()), one, one, index(threads), one,
-          one, /*dynamicSharedMemorySize=*/nullptr,
+          b, loc, index(kernel.space.rowCount() / rowsPerBlock), one, one,
+          index(threads), index(rowsPerBlock), one,
+          /*dynamicSharedMemorySize=*/nullptr,
           /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
           /*workgroupAttributions=*/shared);
       launch.setModuleAttr(FlatSymbolRefAttr::get(ctx, kiln::kGPUKernelModule));
@@ -427,11 +444,15 @@ struct MapReductionsToGPUPass
       gpu::TerminatorOp::create(b, loc);
       b.setInsertionPoint(body.getTerminator());
       thread = launch.getThreadIds().x;
-      rowIvs = delinearizeRow(launch.getBlockIds().x);
+      rowInBlock = launch.getThreadIds().y;
+      Value firstRow = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                                             index(rowsPerBlock));
+      rowIvs =
+          delinearizeRow(arith::AddIOp::create(b, loc, firstRow, rowInBlock));
       auto partials = launch.getWorkgroupAttributions().begin();
       for (const Stage &stage : kernel.stages) {
         if (stage.kind == StageKind::Reduction)
-          emitReduction(stage, *partials++);
+          emitReduction(stage, threads > kWarpSize ? Value(*partials++) : Value());
         else
           emitStage(stage);
       }
@@ -586,8 +607,9 @@ struct MapReductionsToGPUPass
     /// Each thread folds its elements with the generic's own body (so a
     /// producer fused into it is computed on the way); the warp combines
     /// its 32 partials with xor shuffles, lane 0 of each warp writes one to
-    /// shared memory, and after a barrier thread 0 combines those into the
-    /// output's initial value.
+    /// shared memory (`partials`; null for rows of one warp), and after a
+    /// barrier the row's thread 0 combines those into the output's initial
+    /// value.
     void emitReduction(const Stage &stage, Value partials) {
       auto generic = cast<linalg::GenericOp>(stage.op);
       SmallVector<Access> accesses = accessesOf(stage.op);
@@ -614,17 +636,22 @@ struct MapReductionsToGPUPass
                           .getShuffleResult();
         partial = combine(r.combiner, partial, other);
       }
-      Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
-      Value lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
-      Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                              lane, index(0));
-      auto ifFirstLane = scf::IfOp::create(b, loc, firstLane, false);
-      {
+      // A row of one warp has its total in every lane after the shuffles;
+      // wider rows pass one partial per warp through shared memory.
+      bool oneWarp = threads == kWarpSize;
+      if (!oneWarp) {
+        Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
+        Value lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
+        Value firstLane = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::eq, lane, index(0));
+        auto ifFirstLane = scf::IfOp::create(b, loc, firstLane, false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(ifFirstLane.thenBlock());
-        memref::StoreOp::create(b, loc, partial, partials, warp);
+        memref::StoreOp::create(b, loc, partial, partials,
+                                ValueRange{rowInBlock, warp});
       }
-      barrier();
+      if (!oneWarp)
+        barrier();
       // Thread 0: the warps' partials, then the output's initial value.
       syncBefore(StageKind::RowScalar,
                  {{output, generic.getIndexingMapsArray().back(), false},
@@ -632,10 +659,14 @@ struct MapReductionsToGPUPass
       auto ifFirst = scf::IfOp::create(b, loc, isFirstThread(), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(ifFirst.thenBlock());
-      Value total = memref::LoadOp::create(b, loc, partials, index(0));
+      auto partialOf = [&](int64_t w) {
+        return memref::LoadOp::create(b, loc, partials,
+                                      ValueRange{rowInBlock, index(w)})
+            .getResult();
+      };
+      Value total = oneWarp ? partial : partialOf(0);
       for (int64_t w = 1; w < threads / kWarpSize; ++w)
-        total = combine(r.combiner, total,
-                        memref::LoadOp::create(b, loc, partials, index(w)));
+        total = combine(r.combiner, total, partialOf(w));
       SmallVector<Value> outIndices =
           indicesAt(generic.getIndexingMapsArray().back(), ivsWith(index(0)));
       Value init = memref::LoadOp::create(b, loc, output, outIndices);
@@ -646,8 +677,9 @@ struct MapReductionsToGPUPass
     const RowKernel &kernel;
     OpBuilder b;
     Location loc;
-    int64_t id, threads;
-    Value thread;
+    int64_t id, threads, rowsPerBlock;
+    /// The thread's index along its row, and its row's in the block.
+    Value thread, rowInBlock;
     SmallVector<Value> rowIvs;
     BarrierPlan plan;
   };

@@ -103,6 +103,11 @@ cl::opt<Precision> precision(
                           "f16 matrix products (f32 accumulation)"),
                clEnumValN(Precision::BF16, "bf16",
                           "bf16 matrix products (f32 accumulation)")));
+cl::opt<int64_t> gpuRowElements(
+    "gpu-row-elements",
+    cl::desc("Tuning: elements of a row per thread in the CUDA target's row "
+             "kernels (softmax, layer norm, reductions); 0: the default"),
+    cl::init(0), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -323,6 +328,7 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
   }
   kiln::cuda::Options options{gpuChip, cudaPath};
   options.tf32 = precision == Precision::TF32;
+  options.rowElementsPerThread = gpuRowElements;
   std::string toolkit = kiln::cuda::findToolkit(options);
   if (failed(runPipeline("device code", [&](OpPassManager &pm) {
         kiln::cuda::buildDevicePipeline(pm, options, toolkit);

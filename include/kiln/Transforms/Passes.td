@@ -409,22 +409,27 @@ def FoldTransposes : Pass<"kiln-fold-transposes", "::mlir::ModuleOp"> {
 
 def MapReductionsToGPU
     : Pass<"kiln-map-reductions-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Row kernels: one thread block per row for reductions over "
-                "the last dim and the ops over the same rows around them";
+  let summary = "Row kernels: thread blocks over whole rows for reductions "
+                "over the last dim and the ops over the same rows around them";
   let description = [{
     Runs on bufferized code, after kiln-offload-gemms and before the memory
     plan and the loops. A `linalg.generic` on buffers whose last loop is its
     only reduction, with a recognized combiner (addf, mulf, max, min), one
     f32 output and at least `min-length` elements per row, anchors a row
-    kernel: a `gpu.launch` with one block of up to `block-size` threads per
-    row. The fills and generics over the same rows next to it (only views,
+    kernel: a `gpu.launch` whose blocks run whole rows. `threadIdx.x` walks
+    a row (enough threads for `elements-per-thread` elements each: a power
+    of two from a warp up to `block-size`) and `threadIdx.y` picks one of
+    the rows that share the block (a power of two dividing the row count,
+    up to `block-size` threads in all), so short rows fill the GPU rather
+    than the few blocks per SM the hardware allows. The fills and generics over the same rows next to it (only views,
     constants, allocations and deallocations between them) join as stages:
     elementwise ops over the row (thread t takes elements t, t + B, ...),
     reductions (each thread folds its elements with the generic's body, the
     warp combines with xor shuffles, one partial per warp goes through
-    shared memory, thread 0 combines them into the output) and ops on one
-    value per row (thread 0). A barrier separates stages only where a thread
-    reads what another wrote or overwrites what another read. Softmax (max,
+    shared memory, the row's thread 0 combines them into the output) and ops
+    on one value per row (the row's thread 0). A barrier separates stages
+    only where a thread reads what another wrote or overwrites what another
+    read. Softmax (max,
     exp, sum, divide) and layer norm (mean, variance, normalize) become one
     kernel each, with the elementwise op before them. Stages whose buffers
     could let one block touch another's rows (a written buffer sharing bytes
@@ -435,7 +440,11 @@ def MapReductionsToGPU
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
-           "Most threads per row (a power of two)">,
+           "Threads per block (a power of two): the most per row, and rows "
+           "share a block up to it">,
+    Option<"elementsPerThread", "elements-per-thread", "int64_t",
+           /*default=*/"4",
+           "Elements of a row per thread: sets the threads per row">,
     Option<"minLength", "min-length", "int64_t", /*default=*/"64",
            "Shortest row worth a block">,
   ];

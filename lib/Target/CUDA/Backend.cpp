@@ -62,6 +62,11 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
   // into the (device) arena, 256-byte aligned like cuMemAlloc's blocks.
   std::string toolkitOption =
       toolkit.empty() ? "" : (" toolkit=" + toolkit).str();
+  std::string rowElementsOption =
+      options.rowElementsPerThread > 0
+          ? " elements-per-thread=" +
+                std::to_string(options.rowElementsPerThread)
+          : "";
   std::string pipeline = llvm::formatv(
       "one-shot-bufferize{{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
@@ -72,7 +77,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "kiln-offload-gemms{{tf32={3}},"
       // Row kernels before the memory plan: the buffers a block per row
       // reads and writes must not share bytes, which the plan then sees.
-      "kiln-map-reductions-to-gpu{{block-size={0}},"
+      "kiln-map-reductions-to-gpu{{block-size={0}{4}},"
       "kiln-plan-memory{{alignment=256 max-stack-buffer-bytes=0},"
       "func.func(convert-memref-copy-to-linalg),"
       "func.func(convert-linalg-to-parallel-loops),"
@@ -91,7 +96,8 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "convert-gpu-to-nvvm{{use-bare-ptr-memref-call-conv},canonicalize,cse),"
       "reconcile-unrealized-casts,"
       "gpu-module-to-binary{{format=isa{2}}",
-      blockSize, options.chip, toolkitOption, options.tf32 ? "true" : "false");
+      blockSize, options.chip, toolkitOption, options.tf32 ? "true" : "false",
+      rowElementsOption);
   parseOrDie(pipeline, pm);
 }
 

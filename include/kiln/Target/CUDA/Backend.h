@@ -30,6 +30,9 @@ struct Options {
   std::string toolkitPath;
   /// Matrix products of f32 data on TF32 tensor cores (--precision=tf32).
   bool tf32 = false;
+  /// Elements of a row per thread in row kernels (softmax, layer norm,
+  /// reductions); 0: kiln-map-reductions-to-gpu's default.
+  int64_t rowElementsPerThread = 0;
 };
 
 /// The CUDA toolkit directory `options` names or the first one found, or ""
