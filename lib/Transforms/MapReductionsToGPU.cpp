@@ -376,9 +376,8 @@ struct MapReductionsToGPUPass
   }
 
   void emit(const RowKernel &kernel) {
-    gpu::LaunchOp launch =
-        KernelBuilder(kernel, blockSize, elementsPerThread, nextKernel++)
-            .build();
+    KernelBuilder builder(kernel, blockSize, elementsPerThread, nextKernel++);
+    gpu::LaunchOp launch = builder.build();
     // The launch is right before the last stage.
     Operation *last = kernel.stages.back().op;
     SmallVector<Operation *> deallocs;
@@ -390,6 +389,12 @@ struct MapReductionsToGPUPass
       dealloc->moveAfter(launch);
     for (const Stage &stage : kernel.stages)
       stage.op->erase();
+    // Buffers now in the kernel's shared memory: only their frees are left.
+    for (Value buffer : builder.localBuffers()) {
+      for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+        user->erase();
+      buffer.getDefiningOp()->erase();
+    }
   }
 
   /// Writes one row kernel's gpu.launch where its last stage is.
@@ -405,15 +410,18 @@ struct MapReductionsToGPUPass
       // of the few blocks per SM the hardware allows.
       blockThreads = std::max(blockThreads, kWarpSize);
       threads = std::clamp<int64_t>(
-          llvm::PowerOf2Ceil(llvm::divideCeil(kernel.space.length,
-                                              std::max<int64_t>(
-                                                  elementsPerThread, 1))),
+          llvm::PowerOf2Ceil(llvm::divideCeil(
+              kernel.space.length, std::max<int64_t>(elementsPerThread, 1))),
           kWarpSize, blockThreads);
       rowsPerBlock = 1;
       while (rowsPerBlock * 2 * threads <= blockThreads &&
              kernel.space.rowCount() % (rowsPerBlock * 2) == 0)
         rowsPerBlock *= 2;
     }
+
+    /// The buffers the kernel keeps in shared memory (their allocations
+    /// and frees are for the caller to erase once the stages are gone).
+    ArrayRef<Value> localBuffers() const { return locals; }
 
     gpu::LaunchOp build() {
       MLIRContext *ctx = b.getContext();
@@ -424,10 +432,17 @@ struct MapReductionsToGPUPass
       SmallVector<Type> shared;
       for (const Stage &stage : kernel.stages)
         if (stage.kind == StageKind::Reduction && threads > kWarpSize)
-          shared.push_back(MemRefType::get(
-              {rowsPerBlock, threads / kWarpSize},
-              stage.reduction->identity.getType(),
-              MemRefLayoutAttrInterface(), workgroup));
+          shared.push_back(MemRefType::get({rowsPerBlock, threads / kWarpSize},
+                                           stage.reduction->identity.getType(),
+                                           MemRefLayoutAttrInterface(),
+                                           workgroup));
+      findLocalBuffers();
+      for (Value buffer : locals) {
+        auto type = cast<MemRefType>(buffer.getType());
+        shared.push_back(
+            MemRefType::get({rowsPerBlock, slotOf(type)}, type.getElementType(),
+                            MemRefLayoutAttrInterface(), workgroup));
+      }
       Value one = index(1);
       auto launch = gpu::LaunchOp::create(
           b, loc, index(kernel.space.rowCount() / rowsPerBlock), one, one,
@@ -450,9 +465,16 @@ struct MapReductionsToGPUPass
       rowIvs =
           delinearizeRow(arith::AddIOp::create(b, loc, firstRow, rowInBlock));
       auto partials = launch.getWorkgroupAttributions().begin();
+      size_t reductions = llvm::count_if(kernel.stages, [](const Stage &s) {
+        return s.kind == StageKind::Reduction;
+      });
+      auto slots = partials + (threads > kWarpSize ? reductions : 0);
+      for (Value buffer : locals)
+        local[buffer] = *slots++;
       for (const Stage &stage : kernel.stages) {
         if (stage.kind == StageKind::Reduction)
-          emitReduction(stage, threads > kWarpSize ? Value(*partials++) : Value());
+          emitReduction(stage,
+                        threads > kWarpSize ? Value(*partials++) : Value());
         else
           emitStage(stage);
       }
@@ -460,6 +482,77 @@ struct MapReductionsToGPUPass
     }
 
   private:
+    /// Elements of a row a buffer holds: the row's length, or one.
+    int64_t slotOf(MemRefType type) const {
+      return type.getRank() > int64_t(kernel.space.rows.size())
+                 ? type.getShape().back()
+                 : 1;
+    }
+
+    /// Whether `map` reaches each row's own elements: the row dims in order,
+    /// then the element or element 0.
+    bool isRowSlotMap(AffineMap map) const {
+      size_t rank = kernel.space.rows.size();
+      ArrayRef<AffineExpr> results = map.getResults();
+      if (results.size() < rank || results.size() > rank + 1)
+        return false;
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (results[i] == getAffineDimExpr(i, map.getContext()))
+          continue;
+        auto constant = dyn_cast<AffineConstantExpr>(results[i]);
+        if (i < rank || !constant || constant.getValue() != 0)
+          return false;
+      }
+      return true;
+    }
+
+    /// Buffers only this kernel uses (allocated in the function, read and
+    /// written by its stages alone, through row-slot maps, then freed): an
+    /// intermediate like softmax's exponentials. Kept in shared memory, a
+    /// slot per row of the block, they never pass through DRAM. Up to
+    /// kLocalBytes per block.
+    void findLocalBuffers() {
+      static constexpr int64_t kLocalBytes = 32 * 1024;
+      size_t rank = kernel.space.rows.size();
+      DenseSet<Operation *> stageOps;
+      SetVector<Value> accessed;
+      DenseSet<Value> elsewhere;
+      for (const Stage &stage : kernel.stages) {
+        stageOps.insert(stage.op);
+        for (const Access &access : accessesOf(stage.op)) {
+          accessed.insert(access.buffer);
+          if (!isRowSlotMap(access.map))
+            elsewhere.insert(access.buffer);
+        }
+      }
+      int64_t bytes = 0;
+      for (Value buffer : accessed) {
+        auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+        if (!alloc || elsewhere.contains(buffer))
+          continue;
+        MemRefType type = alloc.getType();
+        ArrayRef<int64_t> shape = type.getShape();
+        if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+            !type.getElementType().isIntOrFloat() || shape.size() < rank ||
+            shape.size() > rank + 1 ||
+            shape.take_front(rank) != ArrayRef<int64_t>(kernel.space.rows))
+          continue;
+        int64_t slot = slotOf(type);
+        if (slot != 1 && slot != kernel.space.length)
+          continue;
+        if (!llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+              return stageOps.contains(user) || isa<memref::DeallocOp>(user);
+            }))
+          continue;
+        int64_t size = rowsPerBlock * slot *
+                       llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+        if (bytes + size > kLocalBytes)
+          continue;
+        bytes += size;
+        locals.push_back(buffer);
+      }
+    }
+
     Value index(int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
     }
@@ -506,6 +599,28 @@ struct MapReductionsToGPUPass
       plan.clear();
     }
 
+    /// Element `indices` of `buffer`: in the kernel's shared memory when
+    /// the buffer is local to it (the row's slot; the last index stays).
+    std::pair<Value, SmallVector<Value>> locate(Value buffer,
+                                                ArrayRef<Value> indices) {
+      auto it = local.find(buffer);
+      if (it == local.end())
+        return {buffer, SmallVector<Value>(indices)};
+      size_t rank = kernel.space.rows.size();
+      Value last = indices.size() > rank ? indices.back() : index(0);
+      return {it->second, {rowInBlock, last}};
+    }
+
+    Value load(Value buffer, ArrayRef<Value> indices) {
+      auto [memref, at] = locate(buffer, indices);
+      return memref::LoadOp::create(b, loc, memref, at);
+    }
+
+    void store(Value value, Value buffer, ArrayRef<Value> indices) {
+      auto [memref, at] = locate(buffer, indices);
+      memref::StoreOp::create(b, loc, value, memref, at);
+    }
+
     /// The indices of `map` at loop indices `ivs`.
     SmallVector<Value> indicesAt(AffineMap map, ArrayRef<Value> ivs) {
       SmallVector<Value> indices;
@@ -534,8 +649,7 @@ struct MapReductionsToGPUPass
         if (arg.use_empty())
           continue;
         AffineMap map = generic.getMatchingIndexingMap(&operand);
-        mapping.map(arg, memref::LoadOp::create(b, loc, operand.get(),
-                                                indicesAt(map, ivs)));
+        mapping.map(arg, load(operand.get(), indicesAt(map, ivs)));
       }
       for (Operation &op : generic.getBody()->without_terminator()) {
         if (auto dim = dyn_cast<linalg::IndexOp>(op)) {
@@ -555,17 +669,15 @@ struct MapReductionsToGPUPass
     void emitAt(Operation *op, ArrayRef<Value> ivs) {
       if (auto fill = dyn_cast<linalg::FillOp>(op)) {
         Value out = fill.getOutputs()[0];
-        memref::StoreOp::create(
-            b, loc, fill.getInputs()[0], out,
-            ivs.take_front(cast<MemRefType>(out.getType()).getRank()));
+        store(fill.getInputs()[0], out,
+              ivs.take_front(cast<MemRefType>(out.getType()).getRank()));
         return;
       }
       auto generic = cast<linalg::GenericOp>(op);
       SmallVector<Value> values = inlineBody(generic, ivs);
       for (auto [value, out] : llvm::zip(values, generic.getDpsInitsMutable()))
-        memref::StoreOp::create(
-            b, loc, value, out.get(),
-            indicesAt(generic.getMatchingIndexingMap(&out), ivs));
+        store(value, out.get(),
+              indicesAt(generic.getMatchingIndexingMap(&out), ivs));
     }
 
     /// Loop indices (rows..., element `j`), or the rows alone (and a 0 for
@@ -669,15 +781,17 @@ struct MapReductionsToGPUPass
         total = combine(r.combiner, total, partialOf(w));
       SmallVector<Value> outIndices =
           indicesAt(generic.getIndexingMapsArray().back(), ivsWith(index(0)));
-      Value init = memref::LoadOp::create(b, loc, output, outIndices);
-      memref::StoreOp::create(b, loc, combine(r.combiner, init, total), output,
-                              outIndices);
+      Value init = load(output, outIndices);
+      store(combine(r.combiner, init, total), output, outIndices);
     }
 
     const RowKernel &kernel;
     OpBuilder b;
     Location loc;
     int64_t id, threads, rowsPerBlock;
+    /// Buffers in shared memory, and their memref there.
+    SmallVector<Value> locals;
+    DenseMap<Value, Value> local;
     /// The thread's index along its row, and its row's in the block.
     Value thread, rowInBlock;
     SmallVector<Value> rowIvs;

@@ -4,33 +4,42 @@
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0, 0)>
 
-// A max over rows of 1000: one block of 256 threads per row (96 rows),
-// each thread folding every 256th element from its own index with the
-// generic's body; the warp combines its partials with 5 xor shuffles, lane
-// 0 of each of the 8 warps writes one to shared memory, and after a
-// barrier thread 0 combines them into the output's initial value.
+// A max over rows of 1000: 64 threads per row (16 elements each, the
+// default), 4 rows per block of 256 (24 blocks), threadIdx.y picking the
+// block's row. Each thread folds every 64th element from its own index
+// with the generic's body; the warp combines its partials with 5 xor
+// shuffles, lane 0 of each of the row's 2 warps writes one to shared
+// memory (the row's slot), and after a barrier the row's thread 0
+// combines them into the output's initial value.
 // CHECK-LABEL: func.func @row_max
-// CHECK: %[[C96:.*]] = arith.constant 96 : index
-// CHECK: %[[C256:.*]] = arith.constant 256 : index
-// CHECK: gpu.launch blocks(%[[ROW:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C96]], {{.*}}) threads(%[[T:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C256]], {{.*}}) module(@kiln_kernels) function(@reduce_0) workgroup(%[[SHARED:.*]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: gpu.launch blocks(%[[B:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C24]], {{.*}}) threads(%[[T:.*]], %[[Y:.*]], %{{.*}}) in (%{{.*}} = %[[C64]], %{{.*}} = %[[C4]], {{.*}}) module(@kiln_kernels) function(@reduce_0) workgroup(%[[SHARED:.*]] : memref<4x2xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[FIRST:.*]] = arith.muli %[[B]], %{{.*}}
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %[[Y]]
 // CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[PARTIAL:.*]] = scf.for %[[J:.*]] = %[[T]] to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[NEG_INF]]) -> (f32)
 // CHECK: %[[X:.*]] = memref.load %arg0[%[[ROW]], %[[J]]]
 // CHECK: arith.maxnumf %[[ACC]], %[[X]]
 // CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: %[[WARP:.*]] = arith.divui %[[T]]
 // CHECK: %[[LANE:.*]] = arith.remui %[[T]]
 // CHECK: arith.cmpi eq, %[[LANE]]
-// CHECK: memref.store %{{.*}}, %[[SHARED]]
+// CHECK: memref.store %{{.*}}, %[[SHARED]][%[[Y]], %[[WARP]]]
 // CHECK: gpu.barrier
 // CHECK-NOT: gpu.barrier
 // CHECK: arith.cmpi eq, %[[T]]
-// CHECK-COUNT-7: arith.maxnumf
+// CHECK: memref.load %[[SHARED]][%[[Y]], %{{.*}}]
+// CHECK: memref.load %[[SHARED]][%[[Y]], %{{.*}}]
+// CHECK: arith.maxnumf
 // CHECK: memref.load %arg1[%[[ROW]], %{{.*}}]
 // CHECK: arith.maxnumf
 // CHECK: memref.store
 // CHECK-NOT: linalg.generic
+// With blocks of 64 threads, a row per block.
 // B64-LABEL: func.func @row_max
-// B64: workgroup(%{{.*}} : memref<2xf32, #gpu.address_space<workgroup>>)
+// B64: workgroup(%{{.*}} : memref<1x2xf32, #gpu.address_space<workgroup>>)
 // B64-COUNT-1: gpu.barrier
 func.func @row_max(%in: memref<96x1000xf32>, %out: memref<96x1xf32>) {
   linalg.generic {indexing_maps = [#row, #out], iterator_types = ["parallel", "reduction"]}
@@ -47,17 +56,22 @@ func.func @row_max(%in: memref<96x1000xf32>, %out: memref<96x1xf32>) {
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #vec = affine_map<(d0, d1) -> (d0)>
 
-// A sum of exp(x - max) over rows of 100: 128 threads (the next power of
-// two, 4 warps), the body's producer ops folded in.
+// A sum of exp(x - max) over rows of 100: a warp per row (8 rows a
+// block), the body's producer ops folded in. The shuffles leave the row's
+// total in every lane: no shared memory, no barrier.
 // CHECK-LABEL: func.func @sum_exp
-// CHECK: workgroup(%{{.*}} : memref<4xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c32{{(_[0-9]+)?}}, %{{.*}} = %c8{{(_[0-9]+)?}}, {{.*}}) module(@kiln_kernels) function(@reduce_0) {
 // CHECK: arith.constant 0.000000e+00 : f32
 // CHECK: scf.for
 // CHECK: arith.subf
 // CHECK: math.exp
 // CHECK: arith.addf
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: arith.addf
+// CHECK: memref.store
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.terminator
 func.func @sum_exp(%in: memref<8x100xf32>, %max: memref<8xf32>, %out: memref<8xf32>) {
   linalg.generic {indexing_maps = [#row, #vec, #vec], iterator_types = ["parallel", "reduction"]}
       ins(%in, %max : memref<8x100xf32>, memref<8xf32>) outs(%out : memref<8xf32>) {
@@ -101,49 +115,53 @@ func.func @not_mapped(%a: memref<4x4x16xf32>, %b: memref<4x4xf32>, %c: memref<64
 #out = affine_map<(d0, d1) -> (d0, 0)>
 
 // Softmax over rows of 128 after a scale: the scale, max, exp, sum and
-// divide are stages of one kernel (one block of 128 threads per row, 4
-// warps). A barrier goes only where a thread reads what another wrote:
-// after each reduction's warp partials, before the stages that read the
-// row's max or sum (written by thread 0), and before the sum's fill
+// divide are stages of one kernel, a warp per row and 8 rows per block.
+// The scaled rows, the exponentials and the row's max and sum are the
+// kernel's alone: they live in shared memory (a slot per row of the block)
+// instead of DRAM, and their allocations go. A barrier goes only where a
+// thread reads what another wrote: before the stages that read the row's
+// max or sum (written by the row's thread 0), and before the sum's fill
 // overwrites the max the exp stage read; none between the scale and the
-// max, whose threads read the elements they wrote. The buffer freed
-// between the stages is freed after the kernel.
+// max, whose threads read the elements they wrote, and none after the
+// shuffles, which leave a row's total in all its lanes.
 // CHECK-LABEL: func.func @softmax
-// CHECK: %[[MAX:.*]] = memref.alloc() : memref<16x1xf32>
-// CHECK: gpu.launch {{.*}} function(@rows_0) workgroup(%[[W0:.*]] : memref<4xf32, #gpu.address_space<workgroup>>, %[[W1:.*]] : memref<4xf32, #gpu.address_space<workgroup>>)
-// CHECK: scf.for
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch {{.*}} threads(%[[T:.*]], %[[Y:.*]], %{{.*}}) in {{.*}} function(@rows_0) workgroup(%[[S:.*]] : memref<8x128xf32, #gpu.address_space<workgroup>>, %[[MAX:.*]] : memref<8x1xf32, #gpu.address_space<workgroup>>, %[[E:.*]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[Y]]
+// CHECK: scf.for %[[J:.*]] = %[[T]]
+// CHECK: memref.load %arg0[%[[ROW]], %[[J]]]
 // CHECK: arith.mulf
-// CHECK: memref.store
+// CHECK: memref.store %{{.*}}, %[[S]][%[[Y]], %[[J]]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.if
-// CHECK: memref.store %{{.*}}, %[[MAX]]
+// CHECK: memref.store %{{.*}}, %[[MAX]][%[[Y]], %{{.*}}]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.for
 // CHECK: arith.maxnumf
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: memref.store %{{.*}}, %[[W0]]
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.if
 // CHECK: memref.store %{{.*}}, %[[MAX]]
 // CHECK: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[E]][%[[Y]], %{{.*}}]
 // CHECK: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.if
 // CHECK: scf.for
 // CHECK: arith.addf
 // CHECK-COUNT-5: gpu.shuffle xor
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.if
 // CHECK: }
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for
 // CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %arg1[%[[ROW]], %{{.*}}]
 // CHECK: gpu.terminator
-// CHECK: memref.dealloc
+// CHECK-NOT: memref.dealloc
 // CHECK-NOT: linalg
 func.func @softmax(%x: memref<16x128xf32>, %y: memref<16x128xf32>) {
   %ninf = arith.constant 0xFF800000 : f32
@@ -188,6 +206,46 @@ func.func @softmax(%x: memref<16x128xf32>, %y: memref<16x128xf32>) {
   }
   memref.dealloc %e : memref<16x128xf32>
   memref.dealloc %max : memref<16x1xf32>
+  return
+}
+
+// -----
+
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#out = affine_map<(d0, d1) -> (d0, 0)>
+
+// An intermediate the function reads after the kernel stays in DRAM; the
+// row sums, only freed after it, go to shared memory.
+// CHECK-LABEL: func.func @escaping_intermediate
+// CHECK: %[[E:.*]] = memref.alloc() : memref<16x128xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<8x1xf32, #gpu.address_space<workgroup>>)
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %[[E]]
+// CHECK: gpu.terminator
+// CHECK: memref.copy %[[E]]
+// CHECK-NEXT: memref.dealloc %[[E]]
+// CHECK-NEXT: return
+func.func @escaping_intermediate(%x: memref<16x128xf32>, %y: memref<16x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = memref.alloc() : memref<16x128xf32>
+  linalg.generic {indexing_maps = [#row, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x : memref<16x128xf32>) outs(%e : memref<16x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  }
+  %sum = memref.alloc() : memref<16x1xf32>
+  linalg.fill ins(%zero : f32) outs(%sum : memref<16x1xf32>)
+  linalg.generic {indexing_maps = [#row, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%e : memref<16x128xf32>) outs(%sum : memref<16x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %e, %y : memref<16x128xf32> to memref<16x128xf32>
+  memref.dealloc %sum : memref<16x1xf32>
+  memref.dealloc %e : memref<16x128xf32>
   return
 }
 
