@@ -126,7 +126,10 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
 /* CUDA models only: runs on tensors whose data are device pointers
  * (CUdeviceptr values, 16-byte aligned, as cuMemAlloc's are) the caller
  * allocated in the context's CUDA context; no host copies. Shapes and
- * dtypes are checked as for kiln_run. */
+ * dtypes are checked as for kiln_run. Returns when the outputs are
+ * written. A call on the same buffers as the call before records the
+ * model as a CUDA graph on them, and later calls on those buffers replay
+ * it (one launch instead of one per kernel): reuse buffers in a loop. */
 kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
                             size_t num_inputs, kiln_tensor *outputs,
                             size_t num_outputs);

@@ -602,10 +602,8 @@ CudaContext::~CudaContext() {
       cublas->destroy(cublasHandle);
     if (cublasWorkspace)
       driver->memFree(cublasWorkspace);
-    if (graphExec)
-      driver->graphExecDestroy(graphExec);
-    if (graph)
-      driver->graphDestroy(graph);
+    destroyGraph(ownRun);
+    destroyGraph(deviceRun);
     if (stream)
       driver->streamDestroy(stream);
     auto release = [&](CUdeviceptr ptr) {
@@ -657,10 +655,13 @@ kiln_status CudaContext::launchModel(ModelRunFn model, void *const *in,
   return KILN_OK;
 }
 
-/// Records one inference on the context's own buffers as a CUDA graph, so a
-/// run is one graph launch instead of one driver call per kernel. A failed
-/// capture (an old driver) falls back to direct launches.
-kiln_status CudaContext::captureGraph(ModelRunFn model) {
+/// Records one inference as a CUDA graph, so a run is one graph launch
+/// instead of one driver call per kernel.
+kiln_status CudaContext::captureGraph(ModelRunFn model,
+                                      std::vector<void *> inputs,
+                                      std::vector<void *> outputs,
+                                      CapturedRun &run) {
+  destroyGraph(run);
   const char *disabled = std::getenv("KILN_CUDA_GRAPH");
   if (graphFailed || (disabled && std::strcmp(disabled, "0") == 0)) {
     graphFailed = true;
@@ -670,17 +671,37 @@ kiln_status CudaContext::captureGraph(ModelRunFn model) {
     graphFailed = true;
     return KILN_OK;
   }
-  std::vector<void *> in = asPointers(inputs), out = asPointers(outputs);
-  kiln_status launched = launchModel(model, in.data(), out.data());
-  CUresult ended = driver->streamEndCapture(stream, &graph);
+  kiln_status launched = launchModel(model, inputs.data(), outputs.data());
+  CUresult ended = driver->streamEndCapture(stream, &run.graph);
   if (launched != KILN_OK)
     return launched;
   if (ended != kSuccess ||
-      driver->graphInstantiate(&graphExec, graph, 0) != kSuccess) {
+      driver->graphInstantiate(&run.exec, run.graph, 0) != kSuccess) {
     graphFailed = true;
-    graphExec = nullptr;
+    run.exec = nullptr;
+    return KILN_OK;
   }
+  run.inputs = std::move(inputs);
+  run.outputs = std::move(outputs);
   return KILN_OK;
+}
+
+void CudaContext::destroyGraph(CapturedRun &run) {
+  if (run.exec)
+    driver->graphExecDestroy(run.exec);
+  if (run.graph)
+    driver->graphDestroy(run.graph);
+  run = CapturedRun();
+}
+
+kiln_status CudaContext::launch(ModelRunFn model, const CapturedRun &run,
+                                const std::vector<void *> &inputs,
+                                const std::vector<void *> &outputs) {
+  if (run.exec && run.inputs == inputs && run.outputs == outputs)
+    return check(driver->graphLaunch(run.exec, stream), "cuGraphLaunch")
+               ? KILN_OK
+               : KILN_ERROR_DEVICE;
+  return launchModel(model, inputs.data(), outputs.data());
 }
 
 kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
@@ -694,17 +715,11 @@ kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
                                                         inputBytes[i], stream),
                                 "copying an input to the device"))
       status = KILN_ERROR_DEVICE;
-  if (status == KILN_OK && !graphExec)
-    status = captureGraph(model);
-  if (status == KILN_OK) {
-    if (graphExec) {
-      if (!check(driver->graphLaunch(graphExec, stream), "cuGraphLaunch"))
-        status = KILN_ERROR_DEVICE;
-    } else {
-      std::vector<void *> in = asPointers(inputs), out = asPointers(outputs);
-      status = launchModel(model, in.data(), out.data());
-    }
-  }
+  std::vector<void *> ownIn = asPointers(inputs), ownOut = asPointers(outputs);
+  if (status == KILN_OK && !ownRun.exec && !graphFailed)
+    status = captureGraph(model, ownIn, ownOut, ownRun);
+  if (status == KILN_OK)
+    status = launch(model, ownRun, ownIn, ownOut);
   for (size_t i = 0; i < outputs.size() && status == KILN_OK; ++i)
     if (outputBytes[i] &&
         !check(driver->memcpyDtoHAsync(out[i].data, outputs[i], outputBytes[i],
@@ -727,7 +742,16 @@ kiln_status CudaContext::runOnDevice(ModelRunFn model, const kiln_tensor *in,
     devIn.push_back(in[i].data);
   for (size_t i = 0; i < outputs.size(); ++i)
     devOut.push_back(out[i].data);
-  kiln_status status = launchModel(model, devIn.data(), devOut.data());
+  // The second call in a row on the same buffers captures them.
+  kiln_status status = KILN_OK;
+  bool repeated = devIn == lastDeviceInputs && devOut == lastDeviceOutputs;
+  if (repeated && !graphFailed &&
+      (deviceRun.inputs != devIn || deviceRun.outputs != devOut))
+    status = captureGraph(model, devIn, devOut, deviceRun);
+  if (status == KILN_OK)
+    status = launch(model, deviceRun, devIn, devOut);
+  lastDeviceInputs = std::move(devIn);
+  lastDeviceOutputs = std::move(devOut);
   if (!check(driver->streamSynchronize(stream), "running the model") &&
       status == KILN_OK)
     status = KILN_ERROR_DEVICE;

@@ -60,7 +60,12 @@ public:
   kiln_status run(ModelRunFn model, const kiln_tensor *inputs,
                   kiln_tensor *outputs, std::string &error);
 
-  /// Runs the model on caller-owned device buffers, without the graph.
+  /// Runs the model on caller-owned device buffers. Launches go directly,
+  /// except when a call passes the same buffers as the one before: that
+  /// call captures a graph on them, and later calls with those buffers
+  /// replay it (a serving loop reusing its buffers pays one graph launch
+  /// instead of a driver call per kernel; callers alternating buffers
+  /// never pay a capture).
   kiln_status runOnDevice(ModelRunFn model, const kiln_tensor *inputs,
                           kiln_tensor *outputs, std::string &error);
 
@@ -75,7 +80,23 @@ private:
   /// stream (or into a capture).
   kiln_status launchModel(ModelRunFn model, void *const *inputs,
                           void *const *outputs);
-  kiln_status captureGraph(ModelRunFn model);
+  /// One inference recorded as a CUDA graph on fixed input and output
+  /// buffers.
+  struct CapturedRun {
+    void *graph = nullptr, *exec = nullptr;
+    std::vector<void *> inputs, outputs;
+  };
+  /// Records the model on `inputs`/`outputs` into `run` (replacing what it
+  /// held). A failed capture (an old driver) leaves `run` empty and sets
+  /// graphFailed: runs then launch directly.
+  kiln_status captureGraph(ModelRunFn model, std::vector<void *> inputs,
+                           std::vector<void *> outputs, CapturedRun &run);
+  void destroyGraph(CapturedRun &run);
+  /// Launches `run`'s graph if it is on these buffers, else the model's
+  /// kernels directly.
+  kiln_status launch(ModelRunFn model, const CapturedRun &run,
+                     const std::vector<void *> &inputs,
+                     const std::vector<void *> &outputs);
   static int32_t launchThunk(void *handle, int32_t kernel, uint32_t gx,
                              uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                              uint32_t bz, void **params);
@@ -103,7 +124,11 @@ private:
   const kiln_cuda_image *image = nullptr;
   int device = 0;
   void *ctx = nullptr, *module = nullptr, *stream = nullptr;
-  void *graph = nullptr, *graphExec = nullptr;
+  /// kiln_run's graph (the context's own buffers) and kiln_run_device's
+  /// (the caller's last repeated buffers).
+  CapturedRun ownRun, deviceRun;
+  /// The buffers of the last kiln_run_device call.
+  std::vector<void *> lastDeviceInputs, lastDeviceOutputs;
   bool graphFailed = false;
   std::vector<void *> functions;
   unsigned long long arena = 0, weights = 0;

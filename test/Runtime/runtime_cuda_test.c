@@ -146,10 +146,37 @@ int main(int argc, char **argv) {
            "run_device: %s", kiln_last_error());
     EXPECT(stats->launches == kernels, "run_device: %d direct launches of %d",
            stats->launches, kernels);
-    for (int32_t i = 0; i < num_inputs; ++i)
+    /* The same buffers again: captured on them, then replayed. */
+    for (int repeat = 2; repeat <= 3; ++repeat)
+      EXPECT(kiln_run_device(context, device_in, num_inputs, device_out,
+                             num_outputs) == KILN_OK,
+             "run_device %d: %s", repeat, kiln_last_error());
+    EXPECT(stats->launches == kernels && stats->graphs == 2 &&
+               stats->captured_launches == 2 * kernels &&
+               stats->graph_launches == 4,
+           "run_device on repeated buffers: %d direct, %d captured, %d graphs, "
+           "%d graph launches",
+           stats->launches, stats->captured_launches, stats->graphs,
+           stats->graph_launches);
+    /* Other buffers: launched directly, no capture. */
+    kiln_tensor other_in[16], other_out[16];
+    make_tensors(model, 1, other_in, num_inputs, device_alloc, &in_bytes);
+    make_tensors(model, 0, other_out, num_outputs, device_alloc, &out_bytes);
+    EXPECT(kiln_run_device(context, other_in, num_inputs, other_out,
+                           num_outputs) == KILN_OK,
+           "run_device on other buffers: %s", kiln_last_error());
+    EXPECT(stats->launches == 2 * kernels && stats->graphs == 2 &&
+               stats->graph_launches == 4,
+           "run_device on other buffers: %d direct, %d graphs", stats->launches,
+           stats->graphs);
+    for (int32_t i = 0; i < num_inputs; ++i) {
       fake_free((unsigned long long)device_in[i].data);
-    for (int32_t i = 0; i < num_outputs; ++i)
+      fake_free((unsigned long long)other_in[i].data);
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) {
       fake_free((unsigned long long)device_out[i].data);
+      fake_free((unsigned long long)other_out[i].data);
+    }
     EXPECT(stats->param_errors == 0, "%d bad launch parameters: %s",
            stats->param_errors, stats->last_param_error);
     printf("%d kernels per run, %s loaded, %llu weight bytes, graph replayed\n",
