@@ -419,29 +419,65 @@ struct MapReductionsToGPUPass
         rowsPerBlock *= 2;
     }
 
+    gpu::LaunchOp build() {
+      findLocalBuffers();
+      gpu::LaunchOp launch = createLaunch();
+      Block &body = launch.getBody().front();
+      b.setInsertionPointToEnd(&body);
+      gpu::TerminatorOp::create(b, loc);
+      b.setInsertionPoint(body.getTerminator());
+      thread = launch.getThreadIds().x;
+      rowInBlock = launch.getThreadIds().y;
+      Value firstRow = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                                             index(rowsPerBlock));
+      rowIvs =
+          delinearizeRow(arith::AddIOp::create(b, loc, firstRow, rowInBlock));
+      // The shared memory, in createLaunch's order.
+      auto attribution = launch.getWorkgroupAttributions().begin();
+      SmallVector<Value> partials;
+      for (const Stage &stage : kernel.stages)
+        if (stage.kind == StageKind::Reduction && sharesPartials())
+          partials.push_back(*attribution++);
+      for (Value buffer : locals)
+        local[buffer] = *attribution++;
+      auto partial = partials.begin();
+      for (const Stage &stage : kernel.stages) {
+        if (stage.kind == StageKind::Reduction)
+          emitReduction(stage, sharesPartials() ? *partial++ : Value());
+        else
+          emitStage(stage);
+      }
+      return launch;
+    }
+
     /// The buffers the kernel keeps in shared memory (their allocations
     /// and frees are for the caller to erase once the stages are gone).
     ArrayRef<Value> localBuffers() const { return locals; }
 
-    gpu::LaunchOp build() {
+  private:
+    /// Whether a row's warps combine their partials through shared memory
+    /// (a row of one warp has its total in every lane after the shuffles).
+    bool sharesPartials() const { return threads > kWarpSize; }
+
+    /// rowCount / rowsPerBlock blocks of (threads, rowsPerBlock) threads.
+    /// Shared memory: per reduction one partial per warp of each row (when
+    /// shared), then a row slot per local buffer.
+    gpu::LaunchOp createLaunch() {
       MLIRContext *ctx = b.getContext();
-      // Per reduction, one partial per warp of each row in shared memory
-      // (none for rows of one warp).
       auto workgroup =
           gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+      auto rowSlots = [&](int64_t size, Type element) {
+        return MemRefType::get({rowsPerBlock, size}, element,
+                               MemRefLayoutAttrInterface(), workgroup);
+      };
       SmallVector<Type> shared;
       for (const Stage &stage : kernel.stages)
-        if (stage.kind == StageKind::Reduction && threads > kWarpSize)
-          shared.push_back(MemRefType::get({rowsPerBlock, threads / kWarpSize},
-                                           stage.reduction->identity.getType(),
-                                           MemRefLayoutAttrInterface(),
-                                           workgroup));
-      findLocalBuffers();
+        if (stage.kind == StageKind::Reduction && sharesPartials())
+          shared.push_back(rowSlots(threads / kWarpSize,
+                                    stage.reduction->identity.getType()));
       for (Value buffer : locals) {
         auto type = cast<MemRefType>(buffer.getType());
-        shared.push_back(
-            MemRefType::get({rowsPerBlock, slotOf(type)}, type.getElementType(),
-                            MemRefLayoutAttrInterface(), workgroup));
+        shared.push_back(rowSlots(slotOf(type), type.getElementType()));
       }
       Value one = index(1);
       auto launch = gpu::LaunchOp::create(
@@ -454,34 +490,9 @@ struct MapReductionsToGPUPass
       bool single = kernel.stages.size() == 1;
       launch.setFunctionAttr(FlatSymbolRefAttr::get(
           ctx, (single ? "reduce_" : "rows_") + std::to_string(id)));
-      Block &body = launch.getBody().front();
-      b.setInsertionPointToEnd(&body);
-      gpu::TerminatorOp::create(b, loc);
-      b.setInsertionPoint(body.getTerminator());
-      thread = launch.getThreadIds().x;
-      rowInBlock = launch.getThreadIds().y;
-      Value firstRow = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
-                                             index(rowsPerBlock));
-      rowIvs =
-          delinearizeRow(arith::AddIOp::create(b, loc, firstRow, rowInBlock));
-      auto partials = launch.getWorkgroupAttributions().begin();
-      size_t reductions = llvm::count_if(kernel.stages, [](const Stage &s) {
-        return s.kind == StageKind::Reduction;
-      });
-      auto slots = partials + (threads > kWarpSize ? reductions : 0);
-      for (Value buffer : locals)
-        local[buffer] = *slots++;
-      for (const Stage &stage : kernel.stages) {
-        if (stage.kind == StageKind::Reduction)
-          emitReduction(stage,
-                        threads > kWarpSize ? Value(*partials++) : Value());
-        else
-          emitStage(stage);
-      }
       return launch;
     }
 
-  private:
     /// Elements of a row a buffer holds: the row's length, or one.
     int64_t slotOf(MemRefType type) const {
       return type.getRank() > int64_t(kernel.space.rows.size())
@@ -724,13 +735,41 @@ struct MapReductionsToGPUPass
     /// value.
     void emitReduction(const Stage &stage, Value partials) {
       auto generic = cast<linalg::GenericOp>(stage.op);
-      SmallVector<Access> accesses = accessesOf(stage.op);
       Value output = generic.getDpsInits()[0];
-      syncBefore(StageKind::Elements,
-                 llvm::filter_to_vector(accesses, [&](const Access &a) {
-                   return a.buffer != output;
-                 }));
+      syncBefore(
+          StageKind::Elements,
+          llvm::filter_to_vector(accessesOf(stage.op), [&](const Access &a) {
+            return a.buffer != output;
+          }));
       const RowReduction &r = *stage.reduction;
+      Value partial = warpPartial(generic, r);
+      if (sharesPartials()) {
+        storeWarpPartial(partial, partials);
+        barrier();
+      }
+      // Thread 0: the warps' partials, then the output's initial value.
+      AffineMap outMap = generic.getIndexingMapsArray().back();
+      syncBefore(StageKind::RowScalar,
+                 {{output, outMap, false}, {output, outMap, true}});
+      auto ifFirst = scf::IfOp::create(b, loc, isFirstThread(), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifFirst.thenBlock());
+      auto partialOf = [&](int64_t w) {
+        return memref::LoadOp::create(b, loc, partials,
+                                      ValueRange{rowInBlock, index(w)})
+            .getResult();
+      };
+      Value total = sharesPartials() ? partialOf(0) : partial;
+      for (int64_t w = 1; w < threads / kWarpSize; ++w)
+        total = combine(r.combiner, total, partialOf(w));
+      SmallVector<Value> outIndices = indicesAt(outMap, ivsWith(index(0)));
+      Value init = load(output, outIndices);
+      store(combine(r.combiner, init, total), output, outIndices);
+    }
+
+    /// The thread's fold of its elements, combined across its warp with
+    /// xor shuffles (every lane ends with the warp's value).
+    Value warpPartial(linalg::GenericOp generic, const RowReduction &r) {
       Value identity = arith::ConstantOp::create(b, loc, r.identity);
       auto fold = scf::ForOp::create(b, loc, thread, index(kernel.space.length),
                                      index(threads), identity);
@@ -748,41 +787,20 @@ struct MapReductionsToGPUPass
                           .getShuffleResult();
         partial = combine(r.combiner, partial, other);
       }
-      // A row of one warp has its total in every lane after the shuffles;
-      // wider rows pass one partial per warp through shared memory.
-      bool oneWarp = threads == kWarpSize;
-      if (!oneWarp) {
-        Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
-        Value lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
-        Value firstLane = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::eq, lane, index(0));
-        auto ifFirstLane = scf::IfOp::create(b, loc, firstLane, false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifFirstLane.thenBlock());
-        memref::StoreOp::create(b, loc, partial, partials,
-                                ValueRange{rowInBlock, warp});
-      }
-      if (!oneWarp)
-        barrier();
-      // Thread 0: the warps' partials, then the output's initial value.
-      syncBefore(StageKind::RowScalar,
-                 {{output, generic.getIndexingMapsArray().back(), false},
-                  {output, generic.getIndexingMapsArray().back(), true}});
-      auto ifFirst = scf::IfOp::create(b, loc, isFirstThread(), false);
+      return partial;
+    }
+
+    /// Lane 0 of each warp writes the warp's partial to its row's slot.
+    void storeWarpPartial(Value partial, Value partials) {
+      Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
+      Value lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
+      Value firstLane = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              lane, index(0));
+      auto ifFirstLane = scf::IfOp::create(b, loc, firstLane, false);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifFirst.thenBlock());
-      auto partialOf = [&](int64_t w) {
-        return memref::LoadOp::create(b, loc, partials,
-                                      ValueRange{rowInBlock, index(w)})
-            .getResult();
-      };
-      Value total = oneWarp ? partial : partialOf(0);
-      for (int64_t w = 1; w < threads / kWarpSize; ++w)
-        total = combine(r.combiner, total, partialOf(w));
-      SmallVector<Value> outIndices =
-          indicesAt(generic.getIndexingMapsArray().back(), ivsWith(index(0)));
-      Value init = load(output, outIndices);
-      store(combine(r.combiner, init, total), output, outIndices);
+      b.setInsertionPointToStart(ifFirstLane.thenBlock());
+      memref::StoreOp::create(b, loc, partial, partials,
+                              ValueRange{rowInBlock, warp});
     }
 
     const RowKernel &kernel;
