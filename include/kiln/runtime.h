@@ -134,6 +134,19 @@ kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
                             size_t num_inputs, kiln_tensor *outputs,
                             size_t num_outputs);
 
+/* CUDA models only: as kiln_run_device, but enqueued on `stream` (a
+ * CUstream of the context's CUDA context, such as PyTorch's current
+ * stream; NULL: the legacy default stream) and returning without waiting:
+ * the outputs are written when the stream reaches the run. Errors found
+ * while enqueueing are returned; errors of the kernels themselves show on
+ * the stream (the next synchronize). The context's arena holds the run's
+ * intermediates, so runs on one context go in order: consecutive async
+ * runs on one stream need nothing more, and a run on another stream or with
+ * kiln_run/kiln_run_device first waits for the pending one. */
+kiln_status kiln_run_device_async(kiln_context *context, void *stream,
+                                  const kiln_tensor *inputs, size_t num_inputs,
+                                  kiln_tensor *outputs, size_t num_outputs);
+
 /*===----------------------------------------------------------------------===*
  * Profiling: a model compiled with `kiln-compile --profile` times each of its
  * kernels. The counters belong to the loaded model (all its contexts add to

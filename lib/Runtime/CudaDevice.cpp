@@ -396,8 +396,9 @@ kiln_status CudaContext::allocate(const kiln_model_info &info,
     if (!alloc(outputs.back(), outputBytes.back(), info.outputs[i].name))
       return KILN_ERROR_OUT_OF_MEMORY;
   }
-  if (!check(driver->streamCreate(&stream, 0), "cuStreamCreate"))
+  if (!check(driver->streamCreate(&ownStream, 0), "cuStreamCreate"))
     return KILN_ERROR_DEVICE;
+  stream = ownStream;
   return KILN_OK;
 }
 
@@ -587,8 +588,9 @@ CudaContext::~CudaContext() {
     return;
   {
     CurrentContext current(driver, ctx);
-    if (stream)
-      driver->streamSynchronize(stream);
+    waitForPendingRun(nullptr);
+    if (ownStream)
+      driver->streamSynchronize(ownStream);
     for (CublasLtGemm &plan : epilogueGemms) {
       for (void *layout : {plan.a, plan.b, plan.d})
         if (layout)
@@ -604,8 +606,8 @@ CudaContext::~CudaContext() {
       driver->memFree(cublasWorkspace);
     destroyGraph(ownRun);
     destroyGraph(deviceRun);
-    if (stream)
-      driver->streamDestroy(stream);
+    if (ownStream)
+      driver->streamDestroy(ownStream);
     auto release = [&](CUdeviceptr ptr) {
       if (ptr)
         driver->memFree(ptr);
@@ -655,6 +657,25 @@ kiln_status CudaContext::launchModel(ModelRunFn model, void *const *in,
   return KILN_OK;
 }
 
+/// Launches and cuBLAS go to `next` for a scope.
+class CudaContext::UseStream {
+public:
+  UseStream(CudaContext &context, void *next)
+      : context(context), previous(context.stream) {
+    set(next);
+  }
+  ~UseStream() { set(previous); }
+
+private:
+  void set(void *next) {
+    context.stream = next;
+    if (context.cublasHandle)
+      context.cublas->setStream(context.cublasHandle, next);
+  }
+  CudaContext &context;
+  void *previous;
+};
+
 /// Records one inference as a CUDA graph, so a run is one graph launch
 /// instead of one driver call per kernel.
 kiln_status CudaContext::captureGraph(ModelRunFn model,
@@ -662,6 +683,8 @@ kiln_status CudaContext::captureGraph(ModelRunFn model,
                                       std::vector<void *> outputs,
                                       CapturedRun &run) {
   destroyGraph(run);
+  // Captured on the own stream; a graph launches on any.
+  UseStream own(*this, ownStream);
   const char *disabled = std::getenv("KILN_CUDA_GRAPH");
   if (graphFailed || (disabled && std::strcmp(disabled, "0") == 0)) {
     graphFailed = true;
@@ -704,12 +727,21 @@ kiln_status CudaContext::launch(ModelRunFn model, const CapturedRun &run,
   return launchModel(model, inputs.data(), outputs.data());
 }
 
+bool CudaContext::waitForPendingRun(void *next) {
+  if (!runPending || pendingStream == next)
+    return true;
+  runPending = false;
+  return check(driver->streamSynchronize(pendingStream),
+               "waiting for the run on the caller's stream");
+}
+
 kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
                              kiln_tensor *out, std::string &error) {
   // Host buffers are pageable: the copies are staged by the driver, and the
   // graph itself only ever sees the context's own device buffers.
   CurrentContext current(driver, ctx);
-  kiln_status status = KILN_OK;
+  kiln_status status =
+      waitForPendingRun(ownStream) ? KILN_OK : KILN_ERROR_DEVICE;
   for (size_t i = 0; i < inputs.size() && status == KILN_OK; ++i)
     if (inputBytes[i] && !check(driver->memcpyHtoDAsync(inputs[i], in[i].data,
                                                         inputBytes[i], stream),
@@ -734,9 +766,9 @@ kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
   return status;
 }
 
-kiln_status CudaContext::runOnDevice(ModelRunFn model, const kiln_tensor *in,
-                                     kiln_tensor *out, std::string &error) {
-  CurrentContext current(driver, ctx);
+kiln_status CudaContext::enqueueOnDevice(ModelRunFn model,
+                                         const kiln_tensor *in,
+                                         kiln_tensor *out) {
   std::vector<void *> devIn, devOut;
   for (size_t i = 0; i < inputs.size(); ++i)
     devIn.push_back(in[i].data);
@@ -752,9 +784,38 @@ kiln_status CudaContext::runOnDevice(ModelRunFn model, const kiln_tensor *in,
     status = launch(model, deviceRun, devIn, devOut);
   lastDeviceInputs = std::move(devIn);
   lastDeviceOutputs = std::move(devOut);
+  return status;
+}
+
+kiln_status CudaContext::runOnDevice(ModelRunFn model, const kiln_tensor *in,
+                                     kiln_tensor *out, std::string &error) {
+  CurrentContext current(driver, ctx);
+  kiln_status status = waitForPendingRun(ownStream)
+                           ? enqueueOnDevice(model, in, out)
+                           : KILN_ERROR_DEVICE;
   if (!check(driver->streamSynchronize(stream), "running the model") &&
       status == KILN_OK)
     status = KILN_ERROR_DEVICE;
+  if (status != KILN_OK)
+    error = lastError;
+  return status;
+}
+
+kiln_status CudaContext::runOnStream(ModelRunFn model, void *callerStream,
+                                     const kiln_tensor *in, kiln_tensor *out,
+                                     std::string &error) {
+  CurrentContext current(driver, ctx);
+  if (!waitForPendingRun(callerStream)) {
+    error = lastError;
+    return KILN_ERROR_DEVICE;
+  }
+  kiln_status status;
+  {
+    UseStream caller(*this, callerStream);
+    status = enqueueOnDevice(model, in, out);
+  }
+  runPending = true;
+  pendingStream = callerStream;
   if (status != KILN_OK)
     error = lastError;
   return status;

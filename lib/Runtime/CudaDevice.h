@@ -69,6 +69,14 @@ public:
   kiln_status runOnDevice(ModelRunFn model, const kiln_tensor *inputs,
                           kiln_tensor *outputs, std::string &error);
 
+  /// As runOnDevice, but enqueued on the caller's `callerStream` (a CUstream
+  /// of this context; null: the legacy default stream) without waiting. The
+  /// next run on another stream, or the context's end, waits for it first
+  /// (the arena holds its intermediates).
+  kiln_status runOnStream(ModelRunFn model, void *callerStream,
+                          const kiln_tensor *inputs, kiln_tensor *outputs,
+                          std::string &error);
+
 private:
   CudaContext() = default;
   /// Checks a driver result; on failure records "what: NAME (message)".
@@ -92,6 +100,14 @@ private:
   kiln_status captureGraph(ModelRunFn model, std::vector<void *> inputs,
                            std::vector<void *> outputs, CapturedRun &run);
   void destroyGraph(CapturedRun &run);
+  /// Runs the model on caller-owned buffers on the current stream,
+  /// capturing a graph on buffers passed twice in a row.
+  kiln_status enqueueOnDevice(ModelRunFn model, const kiln_tensor *inputs,
+                              kiln_tensor *outputs);
+  /// Makes `next` the current stream (launches, cuBLAS) until destroyed.
+  class UseStream;
+  /// Waits for an earlier caller-stream run unless `next` is its stream.
+  bool waitForPendingRun(void *next);
   /// Launches `run`'s graph if it is on these buffers, else the model's
   /// kernels directly.
   kiln_status launch(ModelRunFn model, const CapturedRun &run,
@@ -123,7 +139,13 @@ private:
   std::vector<CublasLtGemm> epilogueGemms;
   const kiln_cuda_image *image = nullptr;
   int device = 0;
-  void *ctx = nullptr, *module = nullptr, *stream = nullptr;
+  void *ctx = nullptr, *module = nullptr;
+  /// The context's own stream, and the one launches go to now (the own
+  /// one, or a caller's during runOnStream).
+  void *ownStream = nullptr, *stream = nullptr;
+  /// The caller stream of the last runOnStream, until something waits.
+  void *pendingStream = nullptr;
+  bool runPending = false;
   /// kiln_run's graph (the context's own buffers) and kiln_run_device's
   /// (the caller's last repeated buffers).
   CapturedRun ownRun, deviceRun;

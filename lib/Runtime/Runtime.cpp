@@ -379,13 +379,14 @@ kiln_status kiln_run(kiln_context *context, const kiln_tensor *inputs,
   return KILN_OK;
 }
 
-kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
-                            size_t num_inputs, kiln_tensor *outputs,
-                            size_t num_outputs) {
+/// The checks of kiln_run_device and kiln_run_device_async (`call` names
+/// the function in errors).
+static kiln_status checkDeviceRun(const char *call, kiln_context *context,
+                                  const kiln_tensor *inputs, size_t num_inputs,
+                                  kiln_tensor *outputs, size_t num_outputs) {
   if (context && !context->cuda)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "kiln_run_device: the model was compiled for the CPU; use "
-                "kiln_run");
+                "%s: the model was compiled for the CPU; use kiln_run", call);
   if (kiln_status s =
           checkRun(context, inputs, num_inputs, outputs, num_outputs))
     return s;
@@ -397,12 +398,33 @@ kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
     const kiln_tensor &t = input ? inputs[i] : outputs[i - num_inputs];
     if (reinterpret_cast<uintptr_t>(t.data) % kDeviceAlignment != 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
-                  "kiln_run_device: %s %zu is not 16-byte aligned",
+                  "%s: %s %zu is not 16-byte aligned", call,
                   input ? "input" : "output", input ? i : i - num_inputs);
   }
+  return KILN_OK;
+}
+
+kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
+                            size_t num_inputs, kiln_tensor *outputs,
+                            size_t num_outputs) {
+  if (kiln_status s = checkDeviceRun("kiln_run_device", context, inputs,
+                                     num_inputs, outputs, num_outputs))
+    return s;
   std::string error;
   kiln_status status =
       context->cuda->runOnDevice(context->model->run, inputs, outputs, error);
+  return status == KILN_OK ? KILN_OK : fail(status, "%s", error.c_str());
+}
+
+kiln_status kiln_run_device_async(kiln_context *context, void *stream,
+                                  const kiln_tensor *inputs, size_t num_inputs,
+                                  kiln_tensor *outputs, size_t num_outputs) {
+  if (kiln_status s = checkDeviceRun("kiln_run_device_async", context, inputs,
+                                     num_inputs, outputs, num_outputs))
+    return s;
+  std::string error;
+  kiln_status status = context->cuda->runOnStream(context->model->run, stream,
+                                                  inputs, outputs, error);
   return status == KILN_OK ? KILN_OK : fail(status, "%s", error.c_str());
 }
 

@@ -44,6 +44,10 @@ static int num_functions;
 
 const fake_cuda_stats *fake_cuda_stats_get(void) { return &stats; }
 
+/* The caller's stream whose work the stats count (watched_*). */
+static void *watched_stream;
+void fake_cuda_watch_stream(void *stream) { watched_stream = stream; }
+
 CUresult cuInit(unsigned flags) {
   return flags == 0 ? kSuccess : kInvalidValue;
 }
@@ -214,7 +218,11 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
   return kSuccess;
 }
 CUresult cuStreamDestroy_v2(void *stream) { return kSuccess; }
-CUresult cuStreamSynchronize(void *stream) { return kSuccess; }
+CUresult cuStreamSynchronize(void *stream) {
+  if (watched_stream && stream == watched_stream)
+    stats.watched_syncs++;
+  return kSuccess;
+}
 
 /* A parameter holding an address near the allocations' range must point
  * into a live allocation; small values are sizes or indices. */
@@ -251,11 +259,17 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
     stats.captured_launches++;
   else
     stats.launches++;
+  if (!capturing && watched_stream && stream == watched_stream)
+    stats.watched_launches++;
   return kSuccess;
 }
 
 static int graph_token, exec_token;
 CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
+  /* kiln captures on its own stream (a caller's may be the legacy one,
+   * which cannot be captured). */
+  if (stream != &stream_token)
+    return kInvalidValue;
   capturing = 1;
   return kSuccess;
 }
@@ -272,6 +286,8 @@ CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
 }
 CUresult cuGraphLaunch(void *exec, void *stream) {
   stats.graph_launches++;
+  if (watched_stream && stream == watched_stream)
+    stats.watched_graph_launches++;
   return kSuccess;
 }
 CUresult cuGraphDestroy(void *graph) { return kSuccess; }

@@ -14,6 +14,9 @@ typedef struct fake_cuda_stats {
   int param_errors, allocations_live;
   unsigned long long bytes_to_device, bytes_to_host;
   char last_param_error[256];
+  /* Work on the stream set by fake_cuda_watch_stream: direct launches,
+   * graph launches and synchronizes. */
+  int watched_launches, watched_graph_launches, watched_syncs;
 } fake_cuda_stats;
 
 #endif /* KILN_TEST_FAKE_CUDA_STATS_H */

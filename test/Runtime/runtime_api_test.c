@@ -90,6 +90,13 @@ int main(int argc, char **argv) {
   EXPECT_STATUS(kiln_run(NULL, &input, 1, &output, 1),
                 KILN_ERROR_INVALID_ARGUMENT, "null context");
 
+  /* The device entry points refuse a CPU model, naming themselves. */
+  EXPECT_STATUS(kiln_run_device(context, &input, 1, &output, 1),
+                KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_run_device: the model was compiled for the CPU");
+  EXPECT_STATUS(kiln_run_device_async(context, NULL, &input, 1, &output, 1),
+                KILN_ERROR_INVALID_ARGUMENT,
+                "kiln_run_device_async: the model was compiled for the CPU");
   EXPECT_STATUS(kiln_run(context, &input, 1, &output, 1), KILN_OK, "");
   for (int i = 0; i < 6; ++i)
     if (out[i] != (in[i] > 0 ? in[i] : 0)) {
