@@ -199,9 +199,8 @@ void copyStridedInputs(linalg::GenericOp op) {
 
 /// The matmul `op` is, if any; with `stridedInputs`, its inputs may be
 /// strided views (copyStridedInputs makes them dense).
-std::optional<MatmulShape> matchMatmul(linalg::GenericOp op,
-                                       SymbolTable &symbols,
-                                       bool stridedInputs = false) {
+std::optional<MatmulShape>
+matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
   if (!isF32Contraction(op, stridedInputs))
     return std::nullopt;
   Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
