@@ -142,7 +142,8 @@ kiln_status kiln_run_device(kiln_context *context, const kiln_tensor *inputs,
  * the stream (the next synchronize). The context's arena holds the run's
  * intermediates, so runs on one context go in order: consecutive async
  * runs on one stream need nothing more, and a run on another stream or with
- * kiln_run/kiln_run_device first waits for the pending one. */
+ * kiln_run/kiln_run_device is ordered after the pending one on the GPU. A
+ * context is for one thread at a time. */
 kiln_status kiln_run_device_async(kiln_context *context, void *stream,
                                   const kiln_tensor *inputs, size_t num_inputs,
                                   kiln_tensor *outputs, size_t num_outputs);

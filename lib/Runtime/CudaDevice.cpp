@@ -25,6 +25,8 @@ constexpr CUresult kNoBinaryForGPU = 209;
 constexpr int kComputeCapabilityMajor = 75;
 constexpr int kComputeCapabilityMinor = 76;
 constexpr int kCaptureModeThreadLocal = 1;
+constexpr unsigned kStreamNonBlocking = 1, kEventDisableTiming = 2;
+constexpr int kStreamCaptureStatusNone = 0;
 constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSize = 6;
 
@@ -104,6 +106,12 @@ struct CudaDriver : DynamicLibrary<CudaDriver> {
   CUresult (*graphLaunch)(void *, void *);
   CUresult (*graphDestroy)(void *);
   CUresult (*graphExecDestroy)(void *);
+  CUresult (*streamIsCapturing)(void *, int *);
+  CUresult (*eventCreate)(void **, unsigned);
+  CUresult (*eventDestroy)(void *);
+  CUresult (*eventRecord)(void *, void *);
+  CUresult (*eventSynchronize)(void *);
+  CUresult (*streamWaitEvent)(void *, void *, unsigned);
 
 private:
   friend DynamicLibrary<CudaDriver>;
@@ -146,6 +154,12 @@ private:
     resolve(graphLaunch, "cuGraphLaunch");
     resolve(graphDestroy, "cuGraphDestroy");
     resolve(graphExecDestroy, "cuGraphExecDestroy");
+    resolve(streamIsCapturing, "cuStreamIsCapturing");
+    resolve(eventCreate, "cuEventCreate");
+    resolve(eventDestroy, "cuEventDestroy_v2");
+    resolve(eventRecord, "cuEventRecord");
+    resolve(eventSynchronize, "cuEventSynchronize");
+    resolve(streamWaitEvent, "cuStreamWaitEvent");
     if (missing)
       return std::string("the CUDA driver ") + path + " lacks " + missing +
              " (too old a driver?)";
@@ -245,6 +259,14 @@ size_t tensorBytes(const kiln_tensor_info &info) {
   for (int32_t d = 0; d < info.rank; ++d)
     bytes *= static_cast<size_t>(info.dims[d]);
   return bytes;
+}
+
+/// The data pointers of `count` tensors.
+std::vector<void *> asData(const kiln_tensor *tensors, size_t count) {
+  std::vector<void *> pointers;
+  for (size_t i = 0; i < count; ++i)
+    pointers.push_back(tensors[i].data);
+  return pointers;
 }
 
 std::vector<void *> asPointers(const std::vector<CUdeviceptr> &buffers) {
@@ -396,7 +418,14 @@ kiln_status CudaContext::allocate(const kiln_model_info &info,
     if (!alloc(outputs.back(), outputBytes.back(), info.outputs[i].name))
       return KILN_ERROR_OUT_OF_MEMORY;
   }
-  if (!check(driver->streamCreate(&ownStream, 0), "cuStreamCreate"))
+  // The own stream orders after the legacy stream's work (a caller's
+  // inputs written there); captures go to a non-blocking stream, which no
+  // other thread's legacy-stream work can disturb.
+  if (!check(driver->streamCreate(&ownStream, 0), "cuStreamCreate") ||
+      !check(driver->streamCreate(&captureStream, kStreamNonBlocking),
+             "cuStreamCreate") ||
+      !check(driver->eventCreate(&pendingDone, kEventDisableTiming),
+             "cuEventCreate"))
     return KILN_ERROR_DEVICE;
   stream = ownStream;
   return KILN_OK;
@@ -588,7 +617,8 @@ CudaContext::~CudaContext() {
     return;
   {
     CurrentContext current(driver, ctx);
-    waitForPendingRun(nullptr);
+    if (runPending)
+      driver->eventSynchronize(pendingDone);
     if (ownStream)
       driver->streamSynchronize(ownStream);
     for (CublasLtGemm &plan : epilogueGemms) {
@@ -608,6 +638,10 @@ CudaContext::~CudaContext() {
     destroyGraph(deviceRun);
     if (ownStream)
       driver->streamDestroy(ownStream);
+    if (captureStream)
+      driver->streamDestroy(captureStream);
+    if (pendingDone)
+      driver->eventDestroy(pendingDone);
     auto release = [&](CUdeviceptr ptr) {
       if (ptr)
         driver->memFree(ptr);
@@ -667,10 +701,16 @@ public:
   ~UseStream() { set(previous); }
 
 private:
+  // cublasSetStream also resets the handle to cuBLAS' default workspace:
+  // kiln's goes back on, as capture needs a workspace it allocated.
   void set(void *next) {
     context.stream = next;
-    if (context.cublasHandle)
+    if (context.cublasHandle) {
       context.cublas->setStream(context.cublasHandle, next);
+      context.cublas->setWorkspace(
+          context.cublasHandle,
+          reinterpret_cast<void *>(context.cublasWorkspace), kWorkspaceBytes);
+    }
   }
   CudaContext &context;
   void *previous;
@@ -683,8 +723,8 @@ kiln_status CudaContext::captureGraph(ModelRunFn model,
                                       std::vector<void *> outputs,
                                       CapturedRun &run) {
   destroyGraph(run);
-  // Captured on the own stream; a graph launches on any.
-  UseStream own(*this, ownStream);
+  // Captured on its own stream; a graph launches on any.
+  UseStream capture(*this, captureStream);
   const char *disabled = std::getenv("KILN_CUDA_GRAPH");
   if (graphFailed || (disabled && std::strcmp(disabled, "0") == 0)) {
     graphFailed = true;
@@ -696,12 +736,14 @@ kiln_status CudaContext::captureGraph(ModelRunFn model,
   }
   kiln_status launched = launchModel(model, inputs.data(), outputs.data());
   CUresult ended = driver->streamEndCapture(stream, &run.graph);
-  if (launched != KILN_OK)
-    return launched;
-  if (ended != kSuccess ||
+  // A capture that failed (a launch refused under capture, the capture
+  // invalidated) falls back to direct launches for good; those report a
+  // launch that fails on its own.
+  if (launched != KILN_OK || ended != kSuccess ||
       driver->graphInstantiate(&run.exec, run.graph, 0) != kSuccess) {
     graphFailed = true;
-    run.exec = nullptr;
+    launchError.clear();
+    destroyGraph(run);
     return KILN_OK;
   }
   run.inputs = std::move(inputs);
@@ -731,8 +773,8 @@ bool CudaContext::waitForPendingRun(void *next) {
   if (!runPending || pendingStream == next)
     return true;
   runPending = false;
-  return check(driver->streamSynchronize(pendingStream),
-               "waiting for the run on the caller's stream");
+  return check(driver->streamWaitEvent(next, pendingDone, 0),
+               "ordering after the run on the caller's stream");
 }
 
 kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
@@ -769,11 +811,8 @@ kiln_status CudaContext::run(ModelRunFn model, const kiln_tensor *in,
 kiln_status CudaContext::enqueueOnDevice(ModelRunFn model,
                                          const kiln_tensor *in,
                                          kiln_tensor *out) {
-  std::vector<void *> devIn, devOut;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    devIn.push_back(in[i].data);
-  for (size_t i = 0; i < outputs.size(); ++i)
-    devOut.push_back(out[i].data);
+  std::vector<void *> devIn = asData(in, inputs.size()),
+                      devOut = asData(out, outputs.size());
   // The second call in a row on the same buffers captures them.
   kiln_status status = KILN_OK;
   bool repeated = devIn == lastDeviceInputs && devOut == lastDeviceOutputs;
@@ -805,17 +844,33 @@ kiln_status CudaContext::runOnStream(ModelRunFn model, void *callerStream,
                                      const kiln_tensor *in, kiln_tensor *out,
                                      std::string &error) {
   CurrentContext current(driver, ctx);
-  if (!waitForPendingRun(callerStream)) {
+  // Under the caller's own capture (a PyTorch CUDA graph), kiln's launches
+  // go into it directly: no capture of kiln's, no event to wait for later.
+  int capture = kStreamCaptureStatusNone;
+  if (!check(driver->streamIsCapturing(callerStream, &capture),
+             "cuStreamIsCapturing") ||
+      !waitForPendingRun(callerStream)) {
     error = lastError;
     return KILN_ERROR_DEVICE;
   }
+  bool callerCapturing = capture != kStreamCaptureStatusNone;
   kiln_status status;
   {
     UseStream caller(*this, callerStream);
-    status = enqueueOnDevice(model, in, out);
+    status = callerCapturing
+                 ? launchModel(model, asData(in, inputs.size()).data(),
+                               asData(out, outputs.size()).data())
+                 : enqueueOnDevice(model, in, out);
   }
-  runPending = true;
-  pendingStream = callerStream;
+  if (status == KILN_OK && !callerCapturing) {
+    if (!check(driver->eventRecord(pendingDone, callerStream),
+               "cuEventRecord")) {
+      status = KILN_ERROR_DEVICE;
+    } else {
+      runPending = true;
+      pendingStream = callerStream;
+    }
+  }
   if (status != KILN_OK)
     error = lastError;
   return status;

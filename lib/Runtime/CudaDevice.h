@@ -71,8 +71,9 @@ public:
 
   /// As runOnDevice, but enqueued on the caller's `callerStream` (a CUstream
   /// of this context; null: the legacy default stream) without waiting. The
-  /// next run on another stream, or the context's end, waits for it first
-  /// (the arena holds its intermediates).
+  /// next run on another stream is ordered after it on the GPU (the arena
+  /// holds its intermediates); the context's end waits for it. Under the
+  /// caller's stream capture, the kernels go into that capture directly.
   kiln_status runOnStream(ModelRunFn model, void *callerStream,
                           const kiln_tensor *inputs, kiln_tensor *outputs,
                           std::string &error);
@@ -106,7 +107,8 @@ private:
                               kiln_tensor *outputs);
   /// Makes `next` the current stream (launches, cuBLAS) until destroyed.
   class UseStream;
-  /// Waits for an earlier caller-stream run unless `next` is its stream.
+  /// Orders `next` after an earlier caller-stream run (a wait for its
+  /// event on the GPU, no host synchronize), unless `next` is its stream.
   bool waitForPendingRun(void *next);
   /// Launches `run`'s graph if it is on these buffers, else the model's
   /// kernels directly.
@@ -143,8 +145,11 @@ private:
   /// The context's own stream, and the one launches go to now (the own
   /// one, or a caller's during runOnStream).
   void *ownStream = nullptr, *stream = nullptr;
-  /// The caller stream of the last runOnStream, until something waits.
-  void *pendingStream = nullptr;
+  /// Where graphs are captured (non-blocking).
+  void *captureStream = nullptr;
+  /// The caller stream of the last runOnStream and an event recorded there
+  /// after it, until a run on another stream has waited for it.
+  void *pendingStream = nullptr, *pendingDone = nullptr;
   bool runPending = false;
   /// kiln_run's graph (the context's own buffers) and kiln_run_device's
   /// (the caller's last repeated buffers).

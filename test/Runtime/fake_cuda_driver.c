@@ -44,9 +44,14 @@ static int num_functions;
 
 const fake_cuda_stats *fake_cuda_stats_get(void) { return &stats; }
 
-/* The caller's stream whose work the stats count (watched_*). */
+/* The caller's stream whose work the stats count (watched_*), and whether
+ * cuStreamIsCapturing says the caller is capturing it. */
 static void *watched_stream;
-void fake_cuda_watch_stream(void *stream) { watched_stream = stream; }
+static int watched_capturing;
+void fake_cuda_watch_stream(void *stream, int capturing) {
+  watched_stream = stream;
+  watched_capturing = capturing;
+}
 
 CUresult cuInit(unsigned flags) {
   return flags == 0 ? kSuccess : kInvalidValue;
@@ -212,9 +217,34 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
   return kSuccess;
 }
 
-static int stream_token;
+/* Blocking and non-blocking streams (kiln captures on the latter). */
+static int stream_token, nonblocking_stream_token;
 CUresult cuStreamCreate(void **stream, unsigned flags) {
-  *stream = &stream_token;
+  *stream = flags & 1 ? &nonblocking_stream_token : &stream_token;
+  return kSuccess;
+}
+CUresult cuStreamIsCapturing(void *stream, int *status) {
+  *status = watched_stream && stream == watched_stream && watched_capturing;
+  return kSuccess;
+}
+static int event_token;
+CUresult cuEventCreate(void **event, unsigned flags) {
+  *event = &event_token;
+  return kSuccess;
+}
+CUresult cuEventDestroy_v2(void *event) { return kSuccess; }
+CUresult cuEventRecord(void *event, void *stream) {
+  if (event != &event_token)
+    return kInvalidValue;
+  if (watched_stream && stream == watched_stream)
+    stats.watched_event_records++;
+  return kSuccess;
+}
+CUresult cuEventSynchronize(void *event) { return kSuccess; }
+CUresult cuStreamWaitEvent(void *stream, void *event, unsigned flags) {
+  if (event != &event_token)
+    return kInvalidValue;
+  stats.event_waits++;
   return kSuccess;
 }
 CUresult cuStreamDestroy_v2(void *stream) { return kSuccess; }
@@ -268,7 +298,7 @@ static int graph_token, exec_token;
 CUresult cuStreamBeginCapture_v2(void *stream, int mode) {
   /* kiln captures on its own stream (a caller's may be the legacy one,
    * which cannot be captured). */
-  if (stream != &stream_token)
+  if (stream != &nonblocking_stream_token)
     return kInvalidValue;
   capturing = 1;
   return kSuccess;

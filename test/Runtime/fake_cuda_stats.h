@@ -15,8 +15,10 @@ typedef struct fake_cuda_stats {
   unsigned long long bytes_to_device, bytes_to_host;
   char last_param_error[256];
   /* Work on the stream set by fake_cuda_watch_stream: direct launches,
-   * graph launches and synchronizes. */
-  int watched_launches, watched_graph_launches, watched_syncs;
+   * graph launches, events recorded, host synchronizes; and every wait of
+   * a stream for an event. */
+  int watched_launches, watched_graph_launches, watched_event_records,
+      watched_syncs, event_waits;
 } fake_cuda_stats;
 
 #endif /* KILN_TEST_FAKE_CUDA_STATS_H */

@@ -169,34 +169,53 @@ int main(int argc, char **argv) {
                stats->graph_launches == 4,
            "run_device on other buffers: %d direct, %d graphs", stats->launches,
            stats->graphs);
-    /* On a caller's stream: enqueued there, nothing waited for, until a run
-     * on another stream waits for it first. */
+    /* On a caller's stream: enqueued there with an event after it, nothing
+     * waited for on the host; a later run on kiln's stream waits for the
+     * event on the GPU. */
     static int caller_stream_token;
     void *caller = &caller_stream_token;
-    ((void (*)(void *))dlsym(driver, "fake_cuda_watch_stream"))(caller);
+    void (*watch)(void *, int) =
+        (void (*)(void *, int))dlsym(driver, "fake_cuda_watch_stream");
+    watch(caller, 0);
     EXPECT(kiln_run_device_async(context, caller, other_in, num_inputs,
                                  other_out, num_outputs) == KILN_OK,
            "run_device_async: %s", kiln_last_error());
     EXPECT(stats->graphs == 3 && stats->watched_graph_launches == 1 &&
-               stats->watched_launches == 0 && stats->watched_syncs == 0,
-           "async on repeated buffers: %d graphs, %d graph launches and %d "
-           "launches on the caller's stream, %d waits",
+               stats->watched_launches == 0 &&
+               stats->watched_event_records == 1 && stats->event_waits == 0,
+           "async on repeated buffers: %d graphs, %d graph launches, %d "
+           "launches and %d events on the caller's stream, %d waits",
            stats->graphs, stats->watched_graph_launches,
-           stats->watched_launches, stats->watched_syncs);
+           stats->watched_launches, stats->watched_event_records,
+           stats->event_waits);
     EXPECT(kiln_run_device_async(context, caller, device_in, num_inputs,
                                  device_out, num_outputs) == KILN_OK,
            "run_device_async: %s", kiln_last_error());
-    EXPECT(stats->watched_launches == kernels && stats->watched_syncs == 0,
-           "async on new buffers: %d launches on the caller's stream, %d waits",
-           stats->watched_launches, stats->watched_syncs);
+    EXPECT(stats->watched_launches == kernels && stats->event_waits == 0,
+           "async on new buffers: %d launches on the caller's stream, %d "
+           "waits",
+           stats->watched_launches, stats->event_waits);
     EXPECT(kiln_run_device(context, device_in, num_inputs, device_out,
                            num_outputs) == KILN_OK,
            "run_device after async: %s", kiln_last_error());
-    EXPECT(stats->watched_syncs == 1 && stats->watched_launches == kernels &&
-               stats->graphs == 4,
-           "run_device after async: %d waits for the caller's stream, %d "
-           "graphs",
-           stats->watched_syncs, stats->graphs);
+    EXPECT(stats->event_waits == 1 && stats->watched_syncs == 0 &&
+               stats->watched_launches == kernels && stats->graphs == 4,
+           "run_device after async: %d event waits, %d host waits for the "
+           "caller's stream, %d graphs",
+           stats->event_waits, stats->watched_syncs, stats->graphs);
+    /* Under the caller's own capture: launched into it, no capture of
+     * kiln's, no event. */
+    watch(caller, 1);
+    for (int call = 0; call < 2; ++call)
+      EXPECT(kiln_run_device_async(context, caller, other_in, num_inputs,
+                                   other_out, num_outputs) == KILN_OK,
+             "run_device_async under capture: %s", kiln_last_error());
+    EXPECT(stats->watched_launches == 3 * kernels && stats->graphs == 4 &&
+               stats->watched_event_records == 2,
+           "async under the caller's capture: %d launches, %d graphs, %d "
+           "events",
+           stats->watched_launches, stats->graphs,
+           stats->watched_event_records);
     for (int32_t i = 0; i < num_inputs; ++i) {
       fake_free((unsigned long long)device_in[i].data);
       fake_free((unsigned long long)other_in[i].data);
