@@ -315,6 +315,15 @@ struct MapReductionsToGPUPass
   using MapReductionsToGPUBase::MapReductionsToGPUBase;
 
   void runOnOperation() override {
+    // Whole warps per row (the shuffles), at most a block's 1024 threads.
+    if (!llvm::isPowerOf2_64(blockSize) || blockSize < kWarpSize ||
+        blockSize > 1024 || elementsPerThread < 1) {
+      getOperation().emitError()
+          << "kiln-map-reductions-to-gpu: block-size must be a power of two "
+             "from 32 to 1024 and elements-per-thread at least 1 (got "
+          << blockSize << " and " << elementsPerThread << ")";
+      return signalPassFailure();
+    }
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
         continue;

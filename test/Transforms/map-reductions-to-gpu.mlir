@@ -1,5 +1,9 @@
 // RUN: kiln-opt %s --kiln-map-reductions-to-gpu -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-map-reductions-to-gpu=block-size=64 -split-input-file | FileCheck %s --check-prefix=B64
+// RUN: not kiln-opt %s --kiln-map-reductions-to-gpu=block-size=48 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s --kiln-map-reductions-to-gpu=elements-per-thread=0 -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: block-size must be a power of two from 32 to 1024 and elements-per-thread at least 1
 
 #row = affine_map<(d0, d1) -> (d0, d1)>
 #out = affine_map<(d0, d1) -> (d0, 0)>
