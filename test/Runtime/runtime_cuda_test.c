@@ -63,6 +63,38 @@ static void *device_alloc(size_t bytes) {
   return (void *)ptr;
 }
 
+/* A model's inputs and outputs in device memory of the fake driver. */
+typedef struct device_buffers {
+  kiln_tensor in[16], out[16];
+  int32_t num_in, num_out;
+} device_buffers;
+
+static void make_device_buffers(const kiln_model *model, device_buffers *b) {
+  size_t bytes;
+  b->num_in = kiln_model_num_inputs(model);
+  b->num_out = kiln_model_num_outputs(model);
+  make_tensors(model, 1, b->in, b->num_in, device_alloc, &bytes);
+  make_tensors(model, 0, b->out, b->num_out, device_alloc, &bytes);
+}
+
+static void free_device_buffers(void *driver, const device_buffers *b) {
+  void *(*fake_free)(unsigned long long) =
+      (void *(*)(unsigned long long))dlsym(driver, "cuMemFree_v2");
+  for (int32_t i = 0; i < b->num_in; ++i)
+    fake_free((unsigned long long)b->in[i].data);
+  for (int32_t i = 0; i < b->num_out; ++i)
+    fake_free((unsigned long long)b->out[i].data);
+}
+
+/* kiln_run_device, or kiln_run_device_async on `stream` when not null. */
+static kiln_status run_on(kiln_context *context, device_buffers *b,
+                          void *stream) {
+  return stream
+             ? kiln_run_device_async(context, stream, b->in, b->num_in, b->out,
+                                     b->num_out)
+             : kiln_run_device(context, b->in, b->num_in, b->out, b->num_out);
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr,
@@ -99,8 +131,6 @@ int main(int argc, char **argv) {
   const fake_cuda_stats *stats = ((const fake_cuda_stats *(*)(void))dlsym(
       driver, "fake_cuda_stats_get"))();
   fake_alloc = (MemAllocFn)dlsym(driver, "cuMemAlloc_v2");
-  void *(*fake_free)(unsigned long long) =
-      (void *(*)(unsigned long long))dlsym(driver, "cuMemFree_v2");
   EXPECT(stats->module_loads_cubin + stats->module_loads_ptx == 1,
          "modules loaded: %d cubin, %d ptx", stats->module_loads_cubin,
          stats->module_loads_ptx);
@@ -138,19 +168,16 @@ int main(int argc, char **argv) {
            "second run: %d graphs, %d graph launches", stats->graphs,
            stats->graph_launches);
 
-    kiln_tensor device_in[16], device_out[16];
-    make_tensors(model, 1, device_in, num_inputs, device_alloc, &in_bytes);
-    make_tensors(model, 0, device_out, num_outputs, device_alloc, &out_bytes);
-    EXPECT(kiln_run_device(context, device_in, num_inputs, device_out,
-                           num_outputs) == KILN_OK,
-           "run_device: %s", kiln_last_error());
+    device_buffers first, other;
+    make_device_buffers(model, &first);
+    EXPECT(run_on(context, &first, NULL) == KILN_OK, "run_device: %s",
+           kiln_last_error());
     EXPECT(stats->launches == kernels, "run_device: %d direct launches of %d",
            stats->launches, kernels);
     /* The same buffers again: captured on them, then replayed. */
     for (int repeat = 2; repeat <= 3; ++repeat)
-      EXPECT(kiln_run_device(context, device_in, num_inputs, device_out,
-                             num_outputs) == KILN_OK,
-             "run_device %d: %s", repeat, kiln_last_error());
+      EXPECT(run_on(context, &first, NULL) == KILN_OK, "run_device %d: %s",
+             repeat, kiln_last_error());
     EXPECT(stats->launches == kernels && stats->graphs == 2 &&
                stats->captured_launches == 2 * kernels &&
                stats->graph_launches == 4,
@@ -159,11 +186,8 @@ int main(int argc, char **argv) {
            stats->launches, stats->captured_launches, stats->graphs,
            stats->graph_launches);
     /* Other buffers: launched directly, no capture. */
-    kiln_tensor other_in[16], other_out[16];
-    make_tensors(model, 1, other_in, num_inputs, device_alloc, &in_bytes);
-    make_tensors(model, 0, other_out, num_outputs, device_alloc, &out_bytes);
-    EXPECT(kiln_run_device(context, other_in, num_inputs, other_out,
-                           num_outputs) == KILN_OK,
+    make_device_buffers(model, &other);
+    EXPECT(run_on(context, &other, NULL) == KILN_OK,
            "run_device on other buffers: %s", kiln_last_error());
     EXPECT(stats->launches == 2 * kernels && stats->graphs == 2 &&
                stats->graph_launches == 4,
@@ -177,9 +201,8 @@ int main(int argc, char **argv) {
     void (*watch)(void *, int) =
         (void (*)(void *, int))dlsym(driver, "fake_cuda_watch_stream");
     watch(caller, 0);
-    EXPECT(kiln_run_device_async(context, caller, other_in, num_inputs,
-                                 other_out, num_outputs) == KILN_OK,
-           "run_device_async: %s", kiln_last_error());
+    EXPECT(run_on(context, &other, caller) == KILN_OK, "run_device_async: %s",
+           kiln_last_error());
     EXPECT(stats->graphs == 3 && stats->watched_graph_launches == 1 &&
                stats->watched_launches == 0 &&
                stats->watched_event_records == 1 && stats->event_waits == 0,
@@ -188,15 +211,13 @@ int main(int argc, char **argv) {
            stats->graphs, stats->watched_graph_launches,
            stats->watched_launches, stats->watched_event_records,
            stats->event_waits);
-    EXPECT(kiln_run_device_async(context, caller, device_in, num_inputs,
-                                 device_out, num_outputs) == KILN_OK,
-           "run_device_async: %s", kiln_last_error());
+    EXPECT(run_on(context, &first, caller) == KILN_OK, "run_device_async: %s",
+           kiln_last_error());
     EXPECT(stats->watched_launches == kernels && stats->event_waits == 0,
            "async on new buffers: %d launches on the caller's stream, %d "
            "waits",
            stats->watched_launches, stats->event_waits);
-    EXPECT(kiln_run_device(context, device_in, num_inputs, device_out,
-                           num_outputs) == KILN_OK,
+    EXPECT(run_on(context, &first, NULL) == KILN_OK,
            "run_device after async: %s", kiln_last_error());
     EXPECT(stats->event_waits == 1 && stats->watched_syncs == 0 &&
                stats->watched_launches == kernels && stats->graphs == 4,
@@ -207,8 +228,7 @@ int main(int argc, char **argv) {
      * kiln's, no event. */
     watch(caller, 1);
     for (int call = 0; call < 2; ++call)
-      EXPECT(kiln_run_device_async(context, caller, other_in, num_inputs,
-                                   other_out, num_outputs) == KILN_OK,
+      EXPECT(run_on(context, &other, caller) == KILN_OK,
              "run_device_async under capture: %s", kiln_last_error());
     EXPECT(stats->watched_launches == 3 * kernels && stats->graphs == 4 &&
                stats->watched_event_records == 2,
@@ -216,14 +236,8 @@ int main(int argc, char **argv) {
            "events",
            stats->watched_launches, stats->graphs,
            stats->watched_event_records);
-    for (int32_t i = 0; i < num_inputs; ++i) {
-      fake_free((unsigned long long)device_in[i].data);
-      fake_free((unsigned long long)other_in[i].data);
-    }
-    for (int32_t i = 0; i < num_outputs; ++i) {
-      fake_free((unsigned long long)device_out[i].data);
-      fake_free((unsigned long long)other_out[i].data);
-    }
+    free_device_buffers(driver, &first);
+    free_device_buffers(driver, &other);
     EXPECT(stats->param_errors == 0, "%d bad launch parameters: %s",
            stats->param_errors, stats->last_param_error);
     printf("%d kernels per run, %s loaded, %llu weight bytes, graph replayed\n",
