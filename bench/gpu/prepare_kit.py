@@ -148,10 +148,11 @@ def add_bench(bin_dir, kit, arch, manifest, models_dir, row_elements=(), only=""
     builds += [(name, batch, precision, n) for name, batch, precision in BENCH_MODELS
                if name in ROW_KERNEL_MODELS for n in row_elements]
     for name, batch, precision, elements in builds:
-        meta = ensure_model(dataclasses.replace(by_name[name], batch=batch), models_dir)
-        key = f"{meta['key']}-{precision}" + (f"-e{elements}" if elements else "")
+        spec = dataclasses.replace(by_name[name], batch=batch)
+        key = f"{spec.key}-{precision}" + (f"-e{elements}" if elements else "")
         if not re.search(only, key):
             continue
+        meta = ensure_model(spec, models_dir)
         flags = [f"--precision={precision}"]
         if elements:
             flags.append(f"--gpu-row-elements={elements}")
