@@ -108,6 +108,12 @@ cl::opt<int64_t> gpuRowElements(
     cl::desc("Tuning: elements of a row per thread in the CUDA target's row "
              "kernels (softmax, layer norm, reductions); 0: the default"),
     cl::init(0), cl::Hidden);
+cl::opt<std::string> matmulTile(
+    "matmul-tile",
+    cl::desc("Tuning: the CPU matmul kernel's register tile, ROWSxVECTORS "
+             "(e.g. 8x2: 8 rows of 2 vector registers); default: the "
+             "target's"),
+    cl::value_desc("RxV"), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -421,6 +427,16 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     kiln::cpu::CodegenOptions cpuOptions =
         kiln::cpu::codegenOptionsFor(**machine);
     cpuOptions.emulateGPU = emulateGPU;
+    if (!matmulTile.empty()) {
+      auto [rows, vectors] = llvm::StringRef(matmulTile).split('x');
+      if (rows.getAsInteger(10, cpuOptions.matmulRows) ||
+          vectors.getAsInteger(10, cpuOptions.matmulVectors) ||
+          cpuOptions.matmulRows < 1 || cpuOptions.matmulVectors < 1) {
+        llvm::errs() << "error: --matmul-tile=" << matmulTile
+                     << ": expected ROWSxVECTORS, both positive (e.g. 8x2)\n";
+        return 1;
+      }
+    }
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);
         })))

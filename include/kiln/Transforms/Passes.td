@@ -251,7 +251,7 @@ def OutlineParallelLoops
     one per call of the task, so the stack does not grow per iteration.
   }];
   let options = [
-    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"131072",
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
            "Least innermost iterations worth a fork-join">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
