@@ -19,6 +19,32 @@ namespace {
 /// when the machine is oversubscribed.
 constexpr int kSpinIterations = 2048;
 
+/// Claims per thread's range: each claim is a compare-and-swap on the
+/// range's word, so a few are free beside any kernel worth a thread, and
+/// they leave a tail that an idle thread can take over.
+constexpr int64_t kClaimsPerRange = 8;
+
+/// A claim word: the job's tag (24 bits), then the range's unclaimed units
+/// [front, back) in 20 bits each. Loops of more iterations are claimed in
+/// units of several.
+constexpr int kIndexBits = 20;
+constexpr uint64_t kIndexMask = (uint64_t(1) << kIndexBits) - 1;
+constexpr int64_t kMaxUnits = int64_t(kIndexMask);
+constexpr uint64_t kTagMask = (uint64_t(1) << (64 - 2 * kIndexBits)) - 1;
+
+uint64_t claimWord(uint64_t tag, int64_t front, int64_t back) {
+  return (tag << (2 * kIndexBits)) | (uint64_t(front) << kIndexBits) |
+         uint64_t(back);
+}
+uint64_t tagOf(uint64_t word) { return word >> (2 * kIndexBits); }
+int64_t frontOf(uint64_t word) {
+  return int64_t((word >> kIndexBits) & kIndexMask);
+}
+int64_t backOf(uint64_t word) { return int64_t(word & kIndexMask); }
+
+/// The tag of the job published at (even) generation `generation`.
+uint64_t jobTag(uint64_t generation) { return (generation / 2) & kTagMask; }
+
 void pinWorker(std::thread &worker, int cpu) {
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -28,7 +54,8 @@ void pinWorker(std::thread &worker, int cpu) {
 
 } // namespace
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads)
+    : ranges(std::make_unique<Range[]>(std::max(threads, 1))) {
   try {
     for (int i = 1; i < threads; ++i)
       workers.emplace_back([this, i] { workerLoop(i); });
@@ -103,11 +130,61 @@ void ThreadPool::shutDown() {
       worker.join();
 }
 
-void ThreadPool::runRange(const Job &job, int part) {
-  int64_t begin = job.count * part / job.parts;
-  int64_t end = job.count * (part + 1) / job.parts;
-  if (begin < end)
-    job.task(job.ctx, begin, end);
+bool ThreadPool::claim(const Job &job, int part, bool fromBack, int64_t &first,
+                       int64_t &last) {
+  std::atomic<uint64_t> &word = ranges[part].word;
+  uint64_t seen = word.load(std::memory_order_acquire);
+  while (true) {
+    int64_t front = frontOf(seen), back = backOf(seen);
+    if (tagOf(seen) != job.tag || front >= back)
+      return false;
+    int64_t taken = std::min(job.chunk, back - front);
+    first = fromBack ? back - taken : front;
+    last = first + taken;
+    uint64_t next = fromBack ? claimWord(job.tag, front, first)
+                             : claimWord(job.tag, last, back);
+    if (word.compare_exchange_weak(seen, next, std::memory_order_acq_rel,
+                                   std::memory_order_acquire))
+      return true;
+  }
+}
+
+void ThreadPool::runUnits(const Job &job, int64_t first, int64_t last) {
+  // Unit u starts at u * q + min(u, r): units of q or q + 1 iterations.
+  int64_t q = job.count / job.units, r = job.count % job.units;
+  auto start = [&](int64_t unit) { return unit * q + std::min(unit, r); };
+  job.task(job.ctx, start(first), start(last));
+}
+
+void ThreadPool::work(const Job &job, int part) {
+  int64_t first, last, done = 0;
+  auto run = [&] {
+    runUnits(job, first, last);
+    done += last - first;
+  };
+  if (part < job.parts)
+    while (claim(job, part, /*fromBack=*/false, first, last))
+      run();
+  // Then the tails of the others, the longest first.
+  while (true) {
+    int victim = -1;
+    int64_t most = 0;
+    for (int other = 0; other < job.parts; ++other) {
+      uint64_t word = ranges[other].word.load(std::memory_order_relaxed);
+      int64_t left = backOf(word) - frontOf(word);
+      if (other != part && tagOf(word) == job.tag && left > most) {
+        victim = other;
+        most = left;
+      }
+    }
+    if (victim < 0)
+      break;
+    if (claim(job, victim, /*fromBack=*/true, first, last))
+      run();
+  }
+  // Counted once per thread: `pending` is the one line every thread writes.
+  if (done)
+    pending.fetch_sub(done, std::memory_order_acq_rel);
 }
 
 void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
@@ -119,7 +196,11 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
   }
   if (!workerCpus.empty())
     avoidCallersCpu();
-  Job job{count, int(split), task, ctx};
+  int64_t units = std::min(count, kMaxUnits);
+  int64_t chunk = std::max<int64_t>(1, units / (split * kClaimsPerRange));
+  // Only this thread writes `generation`: the job's is the next even one.
+  uint64_t published = generation.load(std::memory_order_relaxed) + 2;
+  Job job{count, int(split), task, ctx, units, chunk, jobTag(published)};
   // A seqlock: an odd generation means "being written", so a worker never
   // pairs one job's generation with another job's fields.
   generation.fetch_add(1, std::memory_order_acq_rel);
@@ -127,13 +208,19 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
   jobParts.store(job.parts, std::memory_order_relaxed);
   jobTask.store(job.task, std::memory_order_relaxed);
   jobCtx.store(job.ctx, std::memory_order_relaxed);
-  pending.store(job.parts - 1, std::memory_order_relaxed);
+  jobUnits.store(job.units, std::memory_order_relaxed);
+  jobChunk.store(job.chunk, std::memory_order_relaxed);
+  for (int part = 0; part < job.parts; ++part)
+    ranges[part].word.store(
+        claimWord(job.tag, units * part / split, units * (part + 1) / split),
+        std::memory_order_relaxed);
+  pending.store(units, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex);
     generation.fetch_add(1, std::memory_order_release);
   }
   wake.notify_all();
-  runRange(job, 0);
+  work(job, 0);
   for (int spins = 0; pending.load(std::memory_order_acquire) != 0; ++spins) {
     if (spins < kSpinIterations)
       _mm_pause();
@@ -164,14 +251,16 @@ void ThreadPool::workerLoop(int index) {
     Job job{jobCount.load(std::memory_order_relaxed),
             jobParts.load(std::memory_order_relaxed),
             jobTask.load(std::memory_order_relaxed),
-            jobCtx.load(std::memory_order_relaxed)};
+            jobCtx.load(std::memory_order_relaxed),
+            jobUnits.load(std::memory_order_relaxed),
+            jobChunk.load(std::memory_order_relaxed),
+            jobTag(current)};
     if (generation.load(std::memory_order_acquire) != current)
       continue; // a newer job was published while reading this one
     seen = current;
-    if (index < job.parts) {
-      runRange(job, index);
-      pending.fetch_sub(1, std::memory_order_acq_rel);
-    }
+    // A worker that comes late finds its range taken (or the job's tag
+    // gone from every word) and goes back to waiting.
+    work(job, index);
   }
 }
 

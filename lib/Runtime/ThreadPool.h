@@ -3,7 +3,11 @@
 // Persistent worker threads, created with an execution context, that run the
 // parallel loops of a compiled model. A parallel loop of `count` iterations
 // is split into one contiguous range per thread; the calling thread runs the
-// first range itself and waits for the others. Workers spin briefly before
+// first range itself. Each thread claims its range from the front, a few
+// iterations at a time, and a thread done with its own range takes the
+// unclaimed iterations of the others from their back, so one slow thread (a
+// core shared with another process, a late wake-up, a range of costlier
+// iterations) does not hold up the loop. Workers spin briefly before
 // sleeping, so back-to-back kernels do not pay a wake-up each.
 //
 //===----------------------------------------------------------------------===//
@@ -15,6 +19,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -62,15 +67,39 @@ private:
     int parts;
     kiln_task_fn task;
     void *ctx;
+    /// Iterations are claimed in units: `units` of them, each covering
+    /// [count * u / units, count * (u + 1) / units), `chunk` units a claim.
+    int64_t units, chunk;
+    /// The job's stamp on its claim words (bits of its generation).
+    uint64_t tag;
   };
-  static void runRange(const Job &job, int part);
+  /// The unclaimed units [front, back) of one thread's range, stamped with
+  /// the job's tag, in one word: a thread still holding an old job cannot
+  /// claim units of the next one.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> word{0};
+  };
+  /// Claims up to job.chunk units of range `part` from its front (the
+  /// owner) or its back (a thread done with its own range); false when the
+  /// range is empty or belongs to another job.
+  bool claim(const Job &job, int part, bool fromBack, int64_t &first,
+             int64_t &last);
+  /// Runs the calling thread's share of `job`: its own range `part`, then
+  /// what is left of the others.
+  void work(const Job &job, int part);
+  /// Runs units [first, last) of `job`.
+  static void runUnits(const Job &job, int64_t first, int64_t last);
 
   std::atomic<int64_t> jobCount{0};
   std::atomic<int> jobParts{0};
   std::atomic<kiln_task_fn> jobTask{nullptr};
   std::atomic<void *> jobCtx{nullptr};
+  std::atomic<int64_t> jobUnits{0}, jobChunk{0};
   std::atomic<uint64_t> generation{0};
-  std::atomic<int> pending{0};
+  /// One claim word per thread (threads() of them).
+  std::unique_ptr<Range[]> ranges;
+  /// Units of the current job not yet run.
+  std::atomic<int64_t> pending{0};
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::condition_variable wake;

@@ -43,7 +43,9 @@ struct Coverage {
 TEST(ThreadPoolTest, EveryIterationRunsOnce) {
   for (int threads : {1, 2, 3, 4}) {
     ThreadPool pool(threads);
-    for (int64_t count : {0, 1, 2, 3, 7, 16, 17, 63, 64, 65, 1000, 100003}) {
+    // (More iterations than a claim word counts: claimed several a unit.)
+    for (int64_t count :
+         {0, 1, 2, 3, 7, 16, 17, 63, 64, 65, 1000, 100003, 3000017}) {
       Coverage coverage(count);
       pool.parallelFor(count, Coverage::task, &coverage);
       EXPECT_TRUE(coverage.eachOnce())
@@ -83,16 +85,61 @@ TEST(ThreadPoolTest, WaitsForTheSlowestRange) {
   EXPECT_TRUE(slow.coverage.eachOnce());
 }
 
+TEST(ThreadPoolTest, IdleThreadsTakeOverASlowThreadsIterations) {
+  // The worker sleeps in every call: the caller, done with its own half,
+  // takes the worker's unclaimed iterations from their back.
+  ThreadPool pool(2);
+  struct Lopsided {
+    Coverage coverage{64};
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<int64_t> onCaller{0};
+    static void task(void *ctx, int64_t begin, int64_t end) {
+      auto *self = static_cast<Lopsided *>(ctx);
+      if (std::this_thread::get_id() == self->caller)
+        self->onCaller += end - begin;
+      else
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      Coverage::task(&self->coverage, begin, end);
+    }
+  } lopsided;
+  pool.parallelFor(64, Lopsided::task, &lopsided);
+  EXPECT_TRUE(lopsided.coverage.eachOnce());
+  EXPECT_FALSE(lopsided.coverage.badRange.load());
+  EXPECT_GT(lopsided.onCaller.load(), 32);
+}
+
 } // namespace
 
-/// The CPUs the thread running range `part` of a 2-range job may use.
-struct Placement {
+/// Tells a 2-iteration job's caller from its worker: threads may take
+/// each other's iterations, so the caller holds its first one until a worker
+/// has run (or a second has passed).
+struct TwoThreads {
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<bool> workerRan{false};
+
+  /// Whether this call runs on the caller; after the worker's calls.
+  bool onCaller(int64_t begin) {
+    if (std::this_thread::get_id() != caller) {
+      workerRan = true;
+      return false;
+    }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (begin == 0 && !workerRan &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    return true;
+  }
+};
+
+/// The CPUs the caller and the worker of a 2-iteration job may use.
+struct Placement : TwoThreads {
   std::atomic<int> workerCpus{-1}, callerCpus{-1};
   static void task(void *ctx, int64_t begin, int64_t end) {
     auto *self = static_cast<Placement *>(ctx);
     cpu_set_t set;
     sched_getaffinity(0, sizeof set, &set);
-    (begin == 0 ? self->callerCpus : self->workerCpus) = CPU_COUNT(&set);
+    (self->onCaller(begin) ? self->callerCpus : self->workerCpus) =
+        CPU_COUNT(&set);
   }
 };
 
@@ -136,13 +183,13 @@ TEST_F(ThreadPoolPinningTest, PinsWorkersWhenThePoolFits) {
   unsetenv("KILN_PIN_THREADS");
 }
 
-/// The CPU the thread running range `part` of a 2-range job is pinned to
-/// (-1 when it may use several), and the one the caller ran on.
-struct PinnedCpu {
+/// The CPU the worker of a 2-iteration job is pinned to (-1 when it may use
+/// several), and the one the caller ran on.
+struct PinnedCpu : TwoThreads {
   std::atomic<int> worker{-2}, caller{-2};
   static void task(void *ctx, int64_t begin, int64_t end) {
     auto *self = static_cast<PinnedCpu *>(ctx);
-    if (begin == 0) {
+    if (self->onCaller(begin)) {
       self->caller = sched_getcpu();
       return;
     }
