@@ -70,8 +70,8 @@ constexpr int64_t kMinWorkItems = 16;
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
-/// Reductions at least this long pack an operand read one row per step on
-/// 8-lane targets (stepsOutrunRows).
+/// Reductions at least this long pack an operand read one row per step,
+/// unless the target's vector FMAs run at half rate (stepsOutrunRows).
 constexpr int64_t kLongReduction = 1024;
 
 /// How far ahead (in panels) a tile prefetches a B it reads in place
@@ -343,11 +343,11 @@ class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
                 int64_t mr, int64_t nrVectors, bool useFMA,
-                SymbolTable &symbols)
+                bool halfRateVectors, SymbolTable &symbols)
       : op(op), shape(shape), lanes(lanes),
         mr(tileRows(shape.m, mr, nrVectors)), nrVectors(nrVectors),
-        nr(lanes * nrVectors), useFMA(useFMA), symbols(symbols), b(op),
-        loc(op.getLoc()) {
+        nr(lanes * nrVectors), useFMA(useFMA), halfRateVectors(halfRateVectors),
+        symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -679,14 +679,16 @@ private:
   /// Whether an operand read in place one row per step of k (B, or a
   /// transposed A: an im2col matrix) is better packed because the steps are
   /// too short to hide its reads: each step touches one or two new cache
-  /// lines, which a 16-lane tile's step (16 FMA cycles) covers but an
-  /// 8-lane one's (12 FMAs, 6 cycles on two pipes) does not, over a long
-  /// reduction. AVX2, 3x3 512 -> 512 at 7x7 (K = 4608, the im2col matrix
-  /// as a transposed A): 3.6 -> 2.45 ms with it packed, 3x3 256 -> 256 at
-  /// 14x14 (K = 2304) 2.4-2.7 -> 2.4; a 1x1 960 -> 160 at 7x7 (K = 960)
-  /// lost 10% to the copy. The same packing on AVX-512 gains nothing.
+  /// lines, which a tile's step covers when its vector FMAs run at half
+  /// rate (Zen 4's AVX-512: 16 FMAs, 16 cycles) but not at full rate (AVX2:
+  /// 12 FMAs, 6 cycles on two pipes; Intel's AVX-512: 16 FMAs, 8 cycles),
+  /// over a long reduction. AVX2, 3x3 512 -> 512 at 7x7 (K = 4608, the
+  /// im2col matrix as a transposed A): 3.6 -> 2.45 ms with it packed, 3x3
+  /// 256 -> 256 at 14x14 (K = 2304) 2.4-2.7 -> 2.4; a 1x1 960 -> 160 at
+  /// 7x7 (K = 960) lost 10% to the copy. AVX-512 on Zen 4 gains nothing;
+  /// on Emerald Rapids the 7x7 layer runs 2.54 -> 1.65 ms (1 thread).
   bool stepsOutrunRows() const {
-    return lanes <= 8 && shape.k >= kLongReduction;
+    return !halfRateVectors && shape.k >= kLongReduction;
   }
 
   Value index(int64_t value) {
@@ -1484,6 +1486,7 @@ private:
   MatmulShape shape;
   int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
   bool useFMA;
+  bool halfRateVectors;
   SymbolTable &symbols;
   OpBuilder b;
   Location loc;
@@ -1523,7 +1526,9 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
     });
     for (auto &[op, shape] : matmuls)
-      MatmulEmitter(op, shape, lanes, rows, vectors, fma, symbols).emit();
+      MatmulEmitter(op, shape, lanes, rows, vectors, fma, halfRateVectors,
+                    symbols)
+          .emit();
   }
 };
 

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-lower-matmul -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6" -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -563,12 +564,15 @@ func.func @pixels_as_rows_stored_transposed(%a: memref<1x4x11xf32>, %bias: memre
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
 // An im2col matrix as a transposed A with a long reduction (K = 1024): a
-// 16-lane tile reads it in place, one row per step of k; an 8-lane tile's
-// steps are too short to hide those reads, so it packs A per call
-// (stepsOutrunRows).
+// tile whose FMAs run at half rate (Zen 4's AVX-512) reads it in place, one
+// row per step of k; at full rate (Intel's AVX-512, AVX2) the steps are too
+// short to hide those reads, so it packs A per call (stepsOutrunRows).
 // CHECK-LABEL: func.func @long_reduction_transposed_a
-// CHECK-NOT: memref.alloc
+// CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1024x8xf32>
 // CHECK: vector.fma
+// HALF-LABEL: func.func @long_reduction_transposed_a
+// HALF-NOT: memref.alloc
+// HALF: vector.fma
 // AVX2-LABEL: func.func @long_reduction_transposed_a
 // AVX2: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1024x6xf32>
 // AVX2: vector.maskedstore %[[AP]]

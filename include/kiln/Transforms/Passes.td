@@ -145,6 +145,11 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
     Option<"fma", "fma", "bool", /*default=*/"true",
            "Fused multiply-add (false: a multiply and an add, for CPUs "
            "without FMA, where vector.fma would become calls to fmaf)">,
+    Option<"halfRateVectors", "half-rate-vectors", "bool", /*default=*/"false",
+           "The CPU runs FMAs of `lanes` lanes at half rate (Zen 4's "
+           "512-bit ops on 256-bit pipes): a step of k then takes long "
+           "enough to read an operand in place over a long reduction "
+           "instead of packing it">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -4,6 +4,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Target/CPU/TargetDescription.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/RuntimeDtype.h"
 #include "kiln/runtime.h"
@@ -211,10 +212,12 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
     return true;
   }();
   (void)registered;
-  std::string matmul = llvm::formatv(
-      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3}}",
-      options.vectorLanes, options.matmulRows, options.matmulVectors,
-      options.hasFMA ? "true" : "false");
+  std::string matmul =
+      llvm::formatv("kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
+                    "half-rate-vectors={4}}",
+                    options.vectorLanes, options.matmulRows,
+                    options.matmulVectors, options.hasFMA ? "true" : "false",
+                    options.halfRateVectors ? "true" : "false");
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
   std::string winograd = llvm::formatv(
@@ -264,8 +267,10 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   CodegenOptions options;
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   options.hasFMA = info->checkFeatures("+fma");
-  if (info->checkFeatures("+avx512f"))
+  if (info->checkFeatures("+avx512f")) {
+    options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;
     return options;
+  }
   options.hasNativeLdexp = false;
   if (info->checkFeatures("+avx")) {
     // 16 ymm registers: a 6 x 16 tile is 12 accumulators, 2 B vectors and a

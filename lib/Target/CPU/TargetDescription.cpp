@@ -10,12 +10,7 @@
 #include "llvm/TargetParser/Host.h"
 
 namespace kiln::cpu {
-namespace {
 
-constexpr double kEstimatedGBsPerCore = 35;
-constexpr double kDefaultGHz = 3.0;
-
-/// f32 lanes of one FMA pipe: Zen 4 executes 512-bit ops on 256-bit pipes.
 int fmaLanes(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   if (info->checkFeatures("+avx512f") && machine.getTargetCPU() != "znver4")
@@ -24,6 +19,11 @@ int fmaLanes(const llvm::TargetMachine &machine) {
     return 8;
   return 2; // SSE: a 4-lane multiply and add, no fusion
 }
+
+namespace {
+
+constexpr double kEstimatedGBsPerCore = 35;
+constexpr double kDefaultGHz = 3.0;
 
 /// The host's clock from /proc/cpuinfo (the first core's), in GHz.
 double hostGHz() {
@@ -43,8 +43,8 @@ double hostGHz() {
 
 /// The entry of a {"1": x, "2": y, ...} table for the largest measured
 /// thread count not above `threads` (or the smallest one), with that count.
-std::optional<std::pair<int, double>> nearestMeasured(
-    const llvm::json::Object *table, int threads) {
+std::optional<std::pair<int, double>>
+nearestMeasured(const llvm::json::Object *table, int threads) {
   if (!table)
     return std::nullopt;
   std::optional<std::pair<int, double>> best, smallest;
@@ -75,14 +75,14 @@ llvm::Expected<Roofline> readMachineFile(llvm::StringRef path, int threads) {
     return llvm::createStringError("machine file " + path + ": " +
                                    llvm::toString(json.takeError()));
   const llvm::json::Object *probe = json->getAsObject();
-  std::optional<llvm::StringRef> isa = probe ? probe->getString("isa")
-                                             : std::nullopt;
+  std::optional<llvm::StringRef> isa =
+      probe ? probe->getString("isa") : std::nullopt;
   const llvm::json::Object *peaks =
       probe ? probe->getObject("peak_gflops") : nullptr;
   const llvm::json::Object *bandwidths =
       probe ? probe->getObject("bandwidth_gbs") : nullptr;
-  auto peak = nearestMeasured(peaks && isa ? peaks->getObject(*isa) : nullptr,
-                              threads);
+  auto peak =
+      nearestMeasured(peaks && isa ? peaks->getObject(*isa) : nullptr, threads);
   auto bandwidth = nearestMeasured(
       bandwidths ? bandwidths->getObject("dram_triad") : nullptr, threads);
   if (!peak || !bandwidth)

@@ -99,6 +99,8 @@ struct CodegenOptions {
   /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
   /// into a multiply and an add rather than becoming fmaf calls.
   bool hasFMA = true;
+  /// Whether FMAs on whole vectors run at half rate (Zen 4's AVX-512).
+  bool halfRateVectors = false;
   /// Whether vector ldexp is one instruction (AVX-512 vscalefps): exp and
   /// exp2 scale by 2^n with it (kiln-approximate-math{ldexp}).
   bool hasNativeLdexp = true;

@@ -10,6 +10,10 @@
 
 namespace kiln::cpu {
 
+/// f32 lanes of one FMA pipe: 16 with AVX-512, except on Zen 4, which
+/// executes 512-bit ops on 256-bit pipes; 8 with AVX2 and FMA.
+int fmaLanes(const llvm::TargetMachine &machine);
+
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
 /// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
 /// triad bandwidth per thread count), the measured numbers; otherwise an
