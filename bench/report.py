@@ -450,20 +450,51 @@ def _summary(results) -> str:
 BUSY_CORES = 0.25
 
 
+# Highest / lowest round median of an engine beyond which a row is flagged.
+NOISY_SPREAD = 1.15
+
+
+def _noisy_rows(results) -> list:
+    """Rows where an engine's round medians differ by more than NOISY_SPREAD:
+    contention the `other load` column cannot see (on a virtual machine,
+    other guests on the same cores), which slows some rounds only."""
+    noisy = []
+    for result in results:
+        for engine in ("kiln", "ort"):
+            t = timing(result, engine)
+            if (t and not t.get("single_run") and t.get("repeats", 1) > 1
+                    and t["min_ms"] > 0 and t["max_ms"] / t["min_ms"] > NOISY_SPREAD):
+                noisy.append(result)
+                break
+    return noisy
+
+
 def _load_warning(results, run_info) -> str:
-    """Says how busy the machine was, from each row's other-load measurement."""
+    """Says how busy the machine was, from each row's other-load measurement
+    and from the spread of its rounds."""
     loads = [r.other_load for r in results if r.other_load is not None]
     if not loads:
-        return ("The CPU time other processes used during the run was not recorded (column "
+        text = ("The CPU time other processes used during the run was not recorded (column "
                 "`other load`).")
-    busy = [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]
-    if not busy:
-        return (f"The machine was quiet: other processes used at most {max(loads):.2f} cores "
-                "during any row.")
-    return (f"**The machine was busy**: other processes used more than {BUSY_CORES} cores "
-            f"during {len(busy)} of {len(results)} rows (up to {max(loads):.1f} cores; column "
-            "`other load`). Those rows' numbers, the multi-threaded ones most, are lower and "
-            "noisier than on a quiet machine.")
+    elif not [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]:
+        text = (f"Other processes used at most {max(loads):.2f} cores during any row.")
+    else:
+        busy = [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]
+        text = (f"**The machine was busy**: other processes used more than {BUSY_CORES} cores "
+                f"during {len(busy)} of {len(results)} rows (up to {max(loads):.1f} cores; "
+                "column `other load`). Those rows' numbers, the multi-threaded ones most, are "
+                "lower and noisier than on a quiet machine.")
+    noisy = _noisy_rows(results)
+    if noisy:
+        names = ", ".join(f"{r.key} ({r.threads} thr.)" for r in noisy)
+        text += (f" **Noisy rows**: in {len(noisy)} of {len(results)} rows an engine's round "
+                 f"medians differ by more than {round((NOISY_SPREAD - 1) * 100)}% (the "
+                 "parentheses): slowdowns no process here caused, such as other guests on the "
+                 "host's cores. Their speedups say less than the others: " + names + ".")
+    else:
+        text += " Every engine's round medians agree within " \
+                f"{round((NOISY_SPREAD - 1) * 100)}%."
+    return text
 
 
 def _notes(run_info) -> str:

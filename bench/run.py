@@ -44,7 +44,10 @@ REFERENCE = "ort"
 class Settings:
     """How long and how often to measure; --smoke swaps in SMOKE."""
     budget_s: float = 8.0           # timed seconds per model and thread count
-    rounds: int = 5                 # repeats (blocks of runs) per engine
+    # Repeats (blocks of runs) per engine. 9, not 5: on a 2-vCPU virtual
+    # machine other guests slow whole rounds (33 of 44 rows spread over 15%
+    # with 5), and the median of 9 outlasts 4 slow ones.
+    rounds: int = 9
     timeout_s: float = 120.0        # per model and thread count (one worker)
     compile_timeout_s: float = 600.0
     quick_probe: bool = False
