@@ -476,10 +476,10 @@ def _load_warning(results, run_info) -> str:
     if not loads:
         text = ("The CPU time other processes used during the run was not recorded (column "
                 "`other load`).")
-    elif not [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]:
-        text = (f"Other processes used at most {max(loads):.2f} cores during any row.")
+    elif not (busy := [r for r in results
+                       if r.other_load is not None and r.other_load > BUSY_CORES]):
+        text = f"Other processes used at most {max(loads):.2f} cores during any row."
     else:
-        busy = [r for r in results if r.other_load is not None and r.other_load > BUSY_CORES]
         text = (f"**The machine was busy**: other processes used more than {BUSY_CORES} cores "
                 f"during {len(busy)} of {len(results)} rows (up to {max(loads):.1f} cores; "
                 "column `other load`). Those rows' numbers, the multi-threaded ones most, are "

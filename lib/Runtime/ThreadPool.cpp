@@ -132,6 +132,9 @@ void ThreadPool::shutDown() {
 
 bool ThreadPool::claim(const Job &job, int part, bool fromBack, int64_t &first,
                        int64_t &last) {
+  // A worker that has fallen behind (a newer job is out) claims nothing.
+  if (jobTag(generation.load(std::memory_order_acquire)) != job.tag)
+    return false;
   std::atomic<uint64_t> &word = ranges[part].word;
   uint64_t seen = word.load(std::memory_order_acquire);
   while (true) {
@@ -255,7 +258,9 @@ void ThreadPool::workerLoop(int index) {
             jobUnits.load(std::memory_order_relaxed),
             jobChunk.load(std::memory_order_relaxed),
             jobTag(current)};
-    if (generation.load(std::memory_order_acquire) != current)
+    // The fence keeps the relaxed reads above before the re-check.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (generation.load(std::memory_order_relaxed) != current)
       continue; // a newer job was published while reading this one
     seen = current;
     // A worker that comes late finds its range taken (or the job's tag

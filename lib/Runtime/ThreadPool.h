@@ -38,7 +38,7 @@ public:
   int threads() const { return int(workers.size()) + 1; }
 
   /// Runs task(ctx, begin, end) over [0, count), split across the threads;
-  /// returns when every range is done.
+  /// returns when every iteration has run.
   void parallelFor(int64_t count, kiln_task_fn task, void *ctx);
 
   /// The C entry point the generated code calls through
@@ -67,10 +67,15 @@ private:
     int parts;
     kiln_task_fn task;
     void *ctx;
-    /// Iterations are claimed in units: `units` of them, each covering
-    /// [count * u / units, count * (u + 1) / units), `chunk` units a claim.
+    /// Iterations are claimed in units: `units` of them (at most 2^20 - 1),
+    /// of count / units iterations each, the first count % units units one
+    /// more; `chunk` units a claim.
     int64_t units, chunk;
-    /// The job's stamp on its claim words (bits of its generation).
+    /// The job's stamp on its claim words: 24 bits of generation / 2. A
+    /// worker stalled between reading a job and claiming for 2^24 jobs (tens
+    /// of seconds) could take a tag for its own; it also rechecks
+    /// `generation` before each claim, which leaves only a stall inside
+    /// that window.
     uint64_t tag;
   };
   /// The unclaimed units [front, back) of one thread's range, stamped with
@@ -98,8 +103,10 @@ private:
   std::atomic<uint64_t> generation{0};
   /// One claim word per thread (threads() of them).
   std::unique_ptr<Range[]> ranges;
-  /// Units of the current job not yet run.
-  std::atomic<int64_t> pending{0};
+  /// Units of the current job not yet run (on a line of its own: the
+  /// threads' final subtractions should not disturb the spinning readers
+  /// of `generation`).
+  alignas(64) std::atomic<int64_t> pending{0};
   std::atomic<bool> stop{false};
   std::mutex mutex;
   std::condition_variable wake;

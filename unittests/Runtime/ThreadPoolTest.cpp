@@ -110,24 +110,24 @@ TEST(ThreadPoolTest, IdleThreadsTakeOverASlowThreadsIterations) {
 
 } // namespace
 
-/// Tells a 2-iteration job's caller from its worker: threads may take
-/// each other's iterations, so the caller holds its first one until a worker
-/// has run (or a second has passed).
+/// Tells a 2-iteration job's caller from its worker. Threads may take each
+/// other's iterations, so each holds its call until the other has started
+/// one.
 struct TwoThreads {
   std::thread::id caller = std::this_thread::get_id();
-  std::atomic<bool> workerRan{false};
+  std::atomic<bool> callerStarted{false}, workerStarted{false};
 
-  /// Whether this call runs on the caller; after the worker's calls.
-  bool onCaller(int64_t begin) {
-    if (std::this_thread::get_id() != caller) {
-      workerRan = true;
-      return false;
-    }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (begin == 0 && !workerRan &&
-           std::chrono::steady_clock::now() < deadline)
+  /// Whether this call runs on the caller. Each thread's call waits (up to
+  /// 10 s) until the other's has started, so neither can take the other's
+  /// iteration: each runs exactly one.
+  bool onCaller() {
+    bool isCaller = std::this_thread::get_id() == caller;
+    (isCaller ? callerStarted : workerStarted) = true;
+    std::atomic<bool> &other = isCaller ? workerStarted : callerStarted;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!other && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
-    return true;
+    return isCaller;
   }
 };
 
@@ -138,8 +138,7 @@ struct Placement : TwoThreads {
     auto *self = static_cast<Placement *>(ctx);
     cpu_set_t set;
     sched_getaffinity(0, sizeof set, &set);
-    (self->onCaller(begin) ? self->callerCpus : self->workerCpus) =
-        CPU_COUNT(&set);
+    (self->onCaller() ? self->callerCpus : self->workerCpus) = CPU_COUNT(&set);
   }
 };
 
@@ -189,7 +188,7 @@ struct PinnedCpu : TwoThreads {
   std::atomic<int> worker{-2}, caller{-2};
   static void task(void *ctx, int64_t begin, int64_t end) {
     auto *self = static_cast<PinnedCpu *>(ctx);
-    if (self->onCaller(begin)) {
+    if (self->onCaller()) {
       self->caller = sched_getcpu();
       return;
     }
