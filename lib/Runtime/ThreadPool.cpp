@@ -42,6 +42,11 @@ int64_t frontOf(uint64_t word) {
 }
 int64_t backOf(uint64_t word) { return int64_t(word & kIndexMask); }
 
+/// Units a claim takes: a few claims per range.
+int64_t claimChunk(int64_t units, int64_t parts) {
+  return std::max<int64_t>(1, units / (parts * kClaimsPerRange));
+}
+
 /// The tag of the job published at (even) generation `generation`.
 uint64_t jobTag(uint64_t generation) { return (generation / 2) & kTagMask; }
 
@@ -200,7 +205,7 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
   if (!workerCpus.empty())
     avoidCallersCpu();
   int64_t units = std::min(count, kMaxUnits);
-  int64_t chunk = std::max<int64_t>(1, units / (split * kClaimsPerRange));
+  int64_t chunk = claimChunk(units, split);
   // Only this thread writes `generation`: the job's is the next even one.
   uint64_t published = generation.load(std::memory_order_relaxed) + 2;
   Job job{count, int(split), task, ctx, units, chunk, jobTag(published)};
@@ -212,7 +217,6 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
   jobTask.store(job.task, std::memory_order_relaxed);
   jobCtx.store(job.ctx, std::memory_order_relaxed);
   jobUnits.store(job.units, std::memory_order_relaxed);
-  jobChunk.store(job.chunk, std::memory_order_relaxed);
   for (int part = 0; part < job.parts; ++part)
     ranges[part].word.store(
         claimWord(job.tag, units * part / split, units * (part + 1) / split),
@@ -256,8 +260,9 @@ void ThreadPool::workerLoop(int index) {
             jobTask.load(std::memory_order_relaxed),
             jobCtx.load(std::memory_order_relaxed),
             jobUnits.load(std::memory_order_relaxed),
-            jobChunk.load(std::memory_order_relaxed),
+            0,
             jobTag(current)};
+    job.chunk = claimChunk(job.units, job.parts);
     // The fence keeps the relaxed reads above before the re-check.
     std::atomic_thread_fence(std::memory_order_acquire);
     if (generation.load(std::memory_order_relaxed) != current)

@@ -99,7 +99,7 @@ private:
   std::atomic<int> jobParts{0};
   std::atomic<kiln_task_fn> jobTask{nullptr};
   std::atomic<void *> jobCtx{nullptr};
-  std::atomic<int64_t> jobUnits{0}, jobChunk{0};
+  std::atomic<int64_t> jobUnits{0};
   std::atomic<uint64_t> generation{0};
   /// One claim word per thread (threads() of them).
   std::unique_ptr<Range[]> ranges;
