@@ -70,6 +70,10 @@ constexpr int64_t kMinWorkItems = 16;
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
+/// Bytes of an operand small enough to be read again from L2 by every work
+/// item of a thread (a quarter of a 2 MiB L2).
+constexpr int64_t kReusedOperandBytes = 512 * 1024;
+
 /// Reductions at least this long pack an operand read one row per step,
 /// unless the target's vector FMAs run at half rate (stepsOutrunRows).
 constexpr int64_t kLongReduction = 1024;
@@ -648,6 +652,21 @@ private:
     return batched && !staged[operand] ? mul(batch, rows) : index(0);
   }
 
+  /// Whether emitTiles numbers its items swept-unit-major: when the
+  /// operand each item fixes a unit of (all of B's panels, or along rows
+  /// A's row tiles) takes at most kReusedOperandBytes, so it stays in L2
+  /// while each thread reads its range of the other operand once. In a
+  /// convolutional network that range is the thread's share of the
+  /// pixels, the share the layers before and after it read and write too
+  /// (a convolution's activations are the large operand, its filters the
+  /// small one): the threads' data stays in their own L2 between layers.
+  /// MobileNetV2 at batch 1, 2 threads, with the window ops' bands: 3.53 ->
+  /// 3.33 ms; its 1x1 convolution 32 -> 16 at 112x112 110 -> 70 us.
+  bool sweptOuter(bool alongRows) const {
+    int64_t fixedBytes = 4 * shape.k * (alongRows ? mTiles * mr : nPanels * nr);
+    return fixedBytes <= kReusedOperandBytes;
+  }
+
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
   /// tiles take the fewest cycles per step of k, where a tile of r rows
   /// takes r x `vectors` FMAs but at least kFMALatency cycles (each
@@ -983,6 +1002,10 @@ private:
   /// NR columns N * 4 bytes apart (a page per row and item): an item is then
   /// (row tile, kPanelsPerSweep panels), written along C's rows, with B (K x
   /// NR per panel) staying in L2 between the row tiles.
+  /// When all of the operand an item fixes (B's panels, or along rows A's
+  /// tiles) fits in L2 (sweptOuter), the items are numbered the other way
+  /// round: a thread's share of them is then a range of the other operand,
+  /// read once, while the small one is read again from L2.
   void emitTiles(Value batch, int64_t batches = 1) {
     bool alongRows = shape.k <= kShortReduction;
     // Each item fixes one unit (a panel, or along rows a row tile) and
@@ -1033,8 +1056,14 @@ private:
     }
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
-    Value fixed = arith::DivUIOp::create(b, loc, item, index(groups));
-    Value group = arith::RemUIOp::create(b, loc, item, index(groups));
+    Value fixed, group;
+    if (sweptOuter(alongRows)) {
+      group = arith::DivUIOp::create(b, loc, item, index(fixedUnits));
+      fixed = arith::RemUIOp::create(b, loc, item, index(fixedUnits));
+    } else {
+      fixed = arith::DivUIOp::create(b, loc, item, index(groups));
+      group = arith::RemUIOp::create(b, loc, item, index(groups));
+    }
     Value first = mul(group, perItem);
     Value end =
         arith::MinSIOp::create(b, loc, add(first, perItem), index(sweptFull));

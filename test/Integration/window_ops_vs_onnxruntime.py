@@ -205,6 +205,31 @@ def depthwise_odd_windows():
     return case
 
 
+def depthwise_banded():
+    # Planes of >= 56 output rows are split into 4 bands of rows, each task
+    # laying out the input rows its band's windows read (overlapping the
+    # next band's): 3x3 / 1 with a residual add, then a dilated 3x3 whose
+    # bands share 4 input rows.
+    case = Case("depthwise_banded", 3, 60)
+    case.conv(3, 3, pad=1, group=3)
+    case.op("Add", [case.value, "X"])
+    case.conv(3, 3, pad=2, dilation=2, group=3)
+    return case
+
+
+def banded_strided():
+    # Bands at stride 2: ResNet's max pool (3x3 / 2, pad 1) from 115 rows to
+    # 58, each band's input rows split between the two row phases; then a
+    # 5x5 depthwise convolution (stride 2, pad 2, no bias) from 116 rows to
+    # 58.
+    case = Case("banded_strided", 2, 115)
+    case.op("MaxPool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
+            pads=[1, 1, 1, 1])
+    case.conv(2, 3, pad=1, group=2)
+    case.conv(2, 5, stride=2, pad=2, group=2, bias=False, source="X")
+    return case
+
+
 def implicit_gemm():
     # Dense convolutions as implicit GEMMs (rows >= 16 wide): 3x3 / 1 with a
     # residual add and ReLU on the registers (stored as two runs per vector
@@ -272,7 +297,8 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         implicit_gemm, winograd, winograd_groups, pools]
+         depthwise_banded, banded_strided, implicit_gemm, winograd, winograd_groups,
+         pools]
 
 
 def main():

@@ -466,11 +466,13 @@ func.func @wide_window(%w: memref<8x3x7x7xf32>, %x: memref<3x500xf32>, %t: memre
 // A short reduction (K = 16 <= 64): each work item sweeps one row tile
 // along 16 panels, so C is written along its rows. 20 rows are 3 tiles (the
 // last of 4 rows), 600 columns 19 panels (the last of 24) in 2 groups: 6
-// items; the ragged panel belongs to the last group.
+// items; the ragged panel belongs to the last group. A (1.3 KB) is read
+// again by every group, so the items are numbered group-major: a thread's
+// share is a range of C's columns.
 // CHECK-LABEL: func.func @short_reduction
 // CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c6{{.*}}) step
-// CHECK: %[[TILE:.*]] = arith.divui %[[ITEM]], %c2
-// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c2
+// CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c3
+// CHECK: %[[TILE:.*]] = arith.remui %[[ITEM]], %c3
 // CHECK: arith.cmpi ult, %[[TILE]], %c2
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step
 // CHECK: arith.cmpi eq, %[[GROUP]], %c1
@@ -481,6 +483,78 @@ func.func @short_reduction(%a: memref<20x16xf32>, %c: memref<20x600xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<20x16xf32>, memref<16x600xf32>) outs(%c : memref<20x600xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// The same with an A of 8200 x 16 (525 KB, more than is read again from
+// L2): the items are numbered tile-major, each row tile's groups in a row.
+// CHECK-LABEL: func.func @short_reduction_large_a
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c2050{{.*}}) step
+// CHECK: %[[TILE:.*]] = arith.divui %[[ITEM]], %c2
+// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c2
+memref.global "private" constant @__constant_short_w2 : memref<16x600xf32> = dense<1.0>
+func.func @short_reduction_large_a(%a: memref<8200x16xf32>, %c: memref<8200x600xf32>) {
+  %w = memref.get_global @__constant_short_w2 : memref<16x600xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<8200x16xf32>, memref<16x600xf32>) outs(%c : memref<8200x600xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A long reduction: items are (panel, block of row tiles). All of B's
+// panels (256 x 96: 96 KB) are read again from L2, so the items are
+// numbered block-major (a thread's share is a range of A's rows, C's rows):
+// 256 rows are 32 tiles; 3 panels x 6 blocks (ceil(16 / 3) groups wanted,
+// of 6 tiles) = 18 items. With B of 256 x 640 (640 KB), panel-major.
+// CHECK-LABEL: func.func @rows_outer
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c18{{.*}}) step
+// CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c3
+// CHECK: %[[PANEL:.*]] = arith.remui %[[ITEM]], %c3
+// CHECK-LABEL: func.func @panels_outer
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c20{{.*}}) step
+// CHECK: %[[PANEL:.*]] = arith.divui %[[ITEM]], %c1
+// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c1
+memref.global "private" constant @__constant_w_small : memref<256x96xf32> = dense<1.0>
+memref.global "private" constant @__constant_w_large : memref<256x640xf32> = dense<1.0>
+func.func @rows_outer(%a: memref<256x256xf32>, %c: memref<256x96xf32>) {
+  %w = memref.get_global @__constant_w_small : memref<256x96xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<256x256xf32>, memref<256x96xf32>) outs(%c : memref<256x96xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @panels_outer(%a: memref<64x256xf32>, %c: memref<64x640xf32>) {
+  %w = memref.get_global @__constant_w_large : memref<256x640xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x256xf32>, memref<256x640xf32>) outs(%c : memref<64x640xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

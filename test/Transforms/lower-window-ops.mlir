@@ -195,3 +195,35 @@ func.func @average_pool(%x: memref<1x3x8x8xf32>, %y: memref<1x3x4x4xf32>) {
   }
   return
 }
+
+// -----
+
+// 56 x 56 output planes are split into 4 bands of rows: each task lays out
+// and computes one band of its planes, with the band's bounds static (one
+// case of an index switch per band). 3 output rows per group (11 vectors
+// of the pitch of 58), 19 groups (the last of 2 rows): bands of groups
+// [0, 4), [4, 9), [9, 14), [14, 19). Band 0 computes output rows 0-11 and
+// lays out input rows 0-13; band 3 output rows 42-55 (the tail group last)
+// from input rows 42-57 (the last 2 with masked stores). 2 planes: 8 tasks.
+// CHECK-LABEL: func.func @banded
+// CHECK: scf.parallel (%[[TASK:.*]]) = (%c0{{.*}}) to (%c8{{.*}}) step
+// CHECK: %[[BAND:.*]] = arith.divui %[[TASK]], %c2
+// CHECK: scf.index_switch %[[BAND]]
+// CHECK: case 0 {
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c14{{.*}} step
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
+// CHECK: case 1 {
+// CHECK: scf.for %{{.*}} = %c12{{.*}} to %c29{{.*}} step
+// CHECK: scf.for %{{.*}} = %c4{{.*}} to %c9{{.*}} step
+// CHECK: case 3 {
+// CHECK: scf.for %{{.*}} = %c42{{.*}} to %c56{{.*}} step
+// CHECK: scf.for %{{.*}} = %c56{{.*}} to %c58{{.*}} step
+// CHECK: scf.for %{{.*}} = %c14{{.*}} to %c18{{.*}} step
+// CHECK: vector.maskedstore
+// CHECK: default {
+func.func @banded(%x: memref<1x2x58x58xf32>, %w: memref<2x3x3xf32>, %y: memref<1x2x56x56xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x2x56x56xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x56x56xf32>)
+  return
+}
