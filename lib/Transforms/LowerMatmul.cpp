@@ -70,10 +70,6 @@ constexpr int64_t kMinWorkItems = 16;
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
-/// Bytes of an operand small enough to be read again from L2 by every work
-/// item of a thread (a quarter of a 2 MiB L2).
-constexpr int64_t kReusedOperandBytes = 512 * 1024;
-
 /// Reductions at least this long pack an operand read one row per step,
 /// unless the target's vector FMAs run at half rate (stepsOutrunRows).
 constexpr int64_t kLongReduction = 1024;
@@ -347,11 +343,11 @@ class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
                 int64_t mr, int64_t nrVectors, bool useFMA,
-                bool halfRateVectors, SymbolTable &symbols)
+                bool halfRateVectors, int64_t l2Bytes, SymbolTable &symbols)
       : op(op), shape(shape), lanes(lanes),
         mr(tileRows(shape.m, mr, nrVectors)), nrVectors(nrVectors),
         nr(lanes * nrVectors), useFMA(useFMA), halfRateVectors(halfRateVectors),
-        symbols(symbols), b(op), loc(op.getLoc()) {
+        l2Bytes(l2Bytes), symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -652,19 +648,32 @@ private:
     return batched && !staged[operand] ? mul(batch, rows) : index(0);
   }
 
-  /// Whether emitTiles numbers its items swept-unit-major: when the
-  /// operand each item fixes a unit of (all of B's panels, or along rows
-  /// A's row tiles) takes at most kReusedOperandBytes, so it stays in L2
-  /// while each thread reads its range of the other operand once. In a
-  /// convolutional network that range is the thread's share of the
-  /// pixels, the share the layers before and after it read and write too
-  /// (a convolution's activations are the large operand, its filters the
-  /// small one): the threads' data stays in their own L2 between layers.
-  /// MobileNetV2 at batch 1, 2 threads, with the window ops' bands: 3.53 ->
-  /// 3.33 ms; its 1x1 convolution 32 -> 16 at 112x112 110 -> 70 us.
-  bool sweptOuter(bool alongRows) const {
-    int64_t fixedBytes = 4 * shape.k * (alongRows ? mTiles * mr : nPanels * nr);
-    return fixedBytes <= kReusedOperandBytes;
+  /// Whether emitTiles numbers its items swept-unit-major, `groups` blocks
+  /// of swept units a fixed unit: a thread's share of the items is then a
+  /// range of the swept operand (A's rows; along rows, C's columns), read
+  /// once, while it reads the fixed one (B's panels; along rows, A's tiles)
+  /// again for each block. Numbered fixed-major it reads A again for each
+  /// panel instead. Reading an operand again costs little while it stays
+  /// in L2 (half of `l2Bytes`), so the order is the one that reads the
+  /// fewest bytes again from further away, and on a tie swept-major. In a
+  /// convolutional network (filters and activations small enough) each
+  /// thread's range is then its share of the pixels, the share the layers
+  /// before and after it read and write too: the threads' data stays in
+  /// their own L2 between layers (MobileNetV2 at batch 1, 2 threads, with
+  /// the window ops' bands: 3.53 -> 3.33 ms; its 1x1 convolution 32 -> 16
+  /// at 112x112 110 -> 70 us). A 512^3 GEMM at 2 threads: 0.90 -> 0.82 ms
+  /// (each thread packs and reads its half of A, not all of it).
+  bool sweptOuter(bool alongRows, int64_t groups) const {
+    // Along rows, A's tiles are read again by every item when they take a
+    // quarter of L2 (measured so on MobileNetV2's 1x1 convolutions).
+    if (alongRows)
+      return 4 * shape.k * mTiles * mr <= l2Bytes / 4;
+    auto readAgain = [&](int64_t bytes, int64_t times) {
+      return bytes <= l2Bytes / 2 ? 0 : bytes * (times - 1);
+    };
+    int64_t aBytes = 4 * shape.m * shape.k;
+    int64_t bBytes = 4 * shape.k * nPanels * nr;
+    return readAgain(bBytes, groups) <= readAgain(aBytes, nPanels);
   }
 
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
@@ -1057,7 +1066,8 @@ private:
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     Value fixed, group;
-    if (sweptOuter(alongRows)) {
+    bool outer = sweptOuter(alongRows, groups);
+    if (outer) {
       group = arith::DivUIOp::create(b, loc, item, index(fixedUnits));
       fixed = arith::RemUIOp::create(b, loc, item, index(fixedUnits));
     } else {
@@ -1077,12 +1087,16 @@ private:
     auto sweep = [&](int64_t fixedSize) {
       int64_t sweptSize = alongRows ? nr : mr;
       // Tiles of a full panel of compile-time packed B stream the next
-      // panel in, each its share (streamNextPanel).
+      // panel in, each its share (streamNextPanel): all the panel's tiles,
+      // or swept-major the item's (the next item reads the next panel).
       bool streams = !alongRows && rhsData && fixedSize == nr &&
                      sweptFull > 1 && nPanels > 1;
+      int64_t sharers = outer ? std::min(perItem, sweptFull) : sweptFull;
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
-          nextPanelShare = NextPanelShare{fixed, unit, sweptFull};
+          nextPanelShare = NextPanelShare{
+              fixed, outer ? arith::SubIOp::create(b, loc, unit, first) : unit,
+              sharers};
         tile(fixed, fixedSize, unit, sweptSize);
         nextPanelShare.reset();
       });
@@ -1241,7 +1255,8 @@ private:
   }
 
   /// A share of the next panel of packed B, for tile `tile` of the `tiles`
-  /// full tiles on panel `panel`.
+  /// full tiles that run on panel `panel` before the next panel is read
+  /// (all of its tiles, or swept-major one item's).
   struct NextPanelShare {
     Value panel, tile;
     int64_t tiles;
@@ -1516,6 +1531,7 @@ private:
   int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
   bool useFMA;
   bool halfRateVectors;
+  int64_t l2Bytes;
   SymbolTable &symbols;
   OpBuilder b;
   Location loc;
@@ -1556,7 +1572,7 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     });
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, lanes, rows, vectors, fma, halfRateVectors,
-                    symbols)
+                    l2Bytes, symbols)
           .emit();
   }
 };

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Matmul code generation (kiln-lower-matmul) on every tail path, for the
 AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
-(--mcpu=x86-64-v3), and a 6 x 4-vector tile (--matmul-tile=6x4: 64-column
-panels, so other ragged-N paths) on the host, checked against ONNX Runtime: ragged M and N (fewer rows
+(--mcpu=x86-64-v3), a 6 x 4-vector tile (--matmul-tile=6x4: 64-column
+panels, so other ragged-N paths) on the host, and the host's tile with a
+4 KiB L2 (--l2-bytes=4096: the work items in the other order), checked
+against ONNX Runtime: ragged M and N (fewer rows
 than the tile, a masked last vector, a panel narrower than one vector),
 K = 1, weights packed at compile time and B packed per call, a batch of A
 against shared weights (one tall matmul), batched A x batched B (attention)
@@ -32,6 +34,11 @@ TARGETS = [
     ("native", ["--mcpu=native"]),
     ("x86-64-v3", ["--mcpu=x86-64-v3"]),
     ("native-6x4", ["--mcpu=native", "--matmul-tile=6x4"]),
+    # A 4 KiB L2: no operand stays in it, so where reading A again per
+    # panel costs less than B per block of rows (packed_a, the short-K row
+    # sweeps), the work items are numbered panel-major, an order these small
+    # matrices do not take by default.
+    ("native-l2-4k", ["--mcpu=native", "--l2-bytes=4096"]),
 ]
 
 

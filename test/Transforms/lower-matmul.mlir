@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6" -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
+// RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -65,26 +66,36 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // 2) = 16 floats a step from float (t * 128 + k) * 16 of it, so the two
 // tiles bring in all of it. The 2
 // panels would be 2 work items; the row tiles are split so there are 4 (as
-// close to kMinWorkItems, 16, as the tiles allow).
+// close to kMinWorkItems, 16, as the tiles allow). This is panel-major
+// order, which a 32 KiB L2 gives (B, 32 KB, would not stay in it); with 2
+// MiB, the items are block-major and each item's one tile prefetches all
+// of the next panel (32 floats a step).
 // CHECK-LABEL: func.func @streams_next_panel
-// CHECK: %[[BP:.*]] = memref.get_global @__constant_w2_packed : memref<2x128x32xf32>
-// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c4{{.*}})
-// CHECK: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c128
-// CHECK: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
-// CHECK: %[[BASE:.*]] = arith.muli %[[NEXT]], %c4096
-// CHECK: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
-// CHECK: %[[STEP:.*]] = arith.addi %[[SHARE]], %[[K]]
-// CHECK: %[[SCALED:.*]] = arith.muli %[[STEP]], %c16
-// CHECK: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[SCALED]]
-// CHECK: %[[CLAMPED:.*]] = arith.minui %[[OFFSET]], %c8191
-// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0, 1, 2]] : memref<2x128x32xf32> into memref<8192xf32>
-// CHECK: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
-// CHECK: vector.load %[[BP]]
-// On AVX2, 16-float panels under 2 full row tiles of 6 (and one of 4):
-// ceil(16 / 2) = 8 floats a step.
+// CHECK: arith.muli %{{.*}}, %c32
+// CHECK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
+// L2SMALL-LABEL: func.func @streams_next_panel
+// L2SMALL: %[[BP:.*]] = memref.get_global @__constant_w2_packed : memref<2x128x32xf32>
+// L2SMALL: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c4{{.*}})
+// L2SMALL: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
+// L2SMALL: scf.for %[[K:.*]] = %{{.*}} to %c128
+// L2SMALL: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
+// L2SMALL: %[[BASE:.*]] = arith.muli %[[NEXT]], %c4096
+// L2SMALL: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
+// L2SMALL: %[[STEP:.*]] = arith.addi %[[SHARE]], %[[K]]
+// L2SMALL: %[[SCALED:.*]] = arith.muli %[[STEP]], %c16
+// L2SMALL: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[SCALED]]
+// L2SMALL: %[[CLAMPED:.*]] = arith.minui %[[OFFSET]], %c8191
+// L2SMALL: %[[FLAT:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0, 1, 2]] : memref<2x128x32xf32> into memref<8192xf32>
+// L2SMALL: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
+// L2SMALL: vector.load %[[BP]]
+// On AVX2 (2 MiB L2), 16-float panels under 2 full row tiles of 6 (and one
+// of 4), one tile an item, block-major: 16 floats a step.
 // AVX2-LABEL: func.func @streams_next_panel
-// AVX2: arith.muli %{{.*}}, %c8
+// AVX2: %[[INITEM:.*]] = arith.subi
+// AVX2: arith.muli %{{.*}}, %c2048
+// AVX2: %[[SHARE:.*]] = arith.muli %[[INITEM]], %c128
+// AVX2: %[[STEP:.*]] = arith.addi %[[SHARE]]
+// AVX2: arith.muli %[[STEP]], %c16
 // AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
 memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
 func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
@@ -523,38 +534,40 @@ func.func @short_reduction_large_a(%a: memref<8200x16xf32>, %c: memref<8200x600x
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>
 
-// A long reduction: items are (panel, block of row tiles). All of B's
-// panels (256 x 96: 96 KB) are read again from L2, so the items are
-// numbered block-major (a thread's share is a range of A's rows, C's rows):
-// 256 rows are 32 tiles; 3 panels x 6 blocks (ceil(16 / 3) groups wanted,
-// of 6 tiles) = 18 items. With B of 256 x 640 (640 KB), panel-major.
-// CHECK-LABEL: func.func @rows_outer
-// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c18{{.*}}) step
-// CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c3
-// CHECK: %[[PANEL:.*]] = arith.remui %[[ITEM]], %c3
-// CHECK-LABEL: func.func @panels_outer
-// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c20{{.*}}) step
-// CHECK: %[[PANEL:.*]] = arith.divui %[[ITEM]], %c1
-// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c1
-memref.global "private" constant @__constant_w_small : memref<256x96xf32> = dense<1.0>
-memref.global "private" constant @__constant_w_large : memref<256x640xf32> = dense<1.0>
-func.func @rows_outer(%a: memref<256x256xf32>, %c: memref<256x96xf32>) {
-  %w = memref.get_global @__constant_w_small : memref<256x96xf32>
+// A long reduction: items are (panel, block of row tiles), 256 rows in 32
+// tiles, 2 panels, blocks of 4 tiles (ceil(16 / 2) blocks wanted): 16
+// items. With a 2 MiB L2, A (128 KB) and B (32 KB) both stay in L2, so the
+// items are numbered block-major (a thread's share is a range of A's and
+// C's rows), and each item's 4 tiles prefetch the next panel (the next
+// item's) between them: 8 floats a step each, from float (t * 128 + k) * 8
+// for tile t of the item. With a 32 KiB L2 neither stays: block-major would
+// read B 7 more times (224 KB), panel-major A once more (128 KB), so
+// panel-major, the panel's 32 tiles sharing the next one (1 float a step).
+// CHECK-LABEL: func.func @item_order
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c16{{.*}}) step
+// CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c2
+// CHECK: %[[PANEL:.*]] = arith.remui %[[ITEM]], %c2
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GROUP]], %c4
+// CHECK: scf.for %[[TILE:.*]] = %[[FIRST]] to %{{.*}} step
+// CHECK: %[[INITEM:.*]] = arith.subi %[[TILE]], %[[FIRST]]
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c128
+// CHECK: arith.muli %[[INITEM]], %c128
+// CHECK: arith.muli %{{.*}}, %c8
+// CHECK: memref.prefetch
+// L2SMALL-LABEL: func.func @item_order
+// L2SMALL: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c16{{.*}}) step
+// L2SMALL: %[[PANEL:.*]] = arith.divui %[[ITEM]], %c8
+// L2SMALL: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c8
+// L2SMALL: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
+// L2SMALL: scf.for %[[K:.*]] = %{{.*}} to %c128
+// L2SMALL: arith.muli %[[TILE]], %c128
+// L2SMALL: memref.prefetch
+memref.global "private" constant @__constant_w_order : memref<128x64xf32> = dense<1.0>
+func.func @item_order(%a: memref<256x128xf32>, %c: memref<256x64xf32>) {
+  %w = memref.get_global @__constant_w_order : memref<128x64xf32>
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %w : memref<256x256xf32>, memref<256x96xf32>) outs(%c : memref<256x96xf32>) {
-  ^bb0(%x: f32, %y: f32, %acc: f32):
-    %p = arith.mulf %x, %y : f32
-    %s = arith.addf %acc, %p : f32
-    linalg.yield %s : f32
-  }
-  return
-}
-func.func @panels_outer(%a: memref<64x256xf32>, %c: memref<64x640xf32>) {
-  %w = memref.get_global @__constant_w_large : memref<256x640xf32>
-  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
-                  iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %w : memref<64x256xf32>, memref<256x640xf32>) outs(%c : memref<64x640xf32>) {
+      ins(%a, %w : memref<256x128xf32>, memref<128x64xf32>) outs(%c : memref<256x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

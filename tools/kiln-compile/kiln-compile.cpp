@@ -114,6 +114,11 @@ cl::opt<std::string> matmulTile(
              "(e.g. 8x2: 8 rows of 2 vector registers); default: the "
              "target's"),
     cl::value_desc("RxV"), cl::Hidden);
+cl::opt<int64_t> l2Bytes(
+    "l2-bytes",
+    cl::desc("Tuning: bytes of a core's L2 cache the CPU matmul kernels "
+             "order their work items for; default: 2 MiB"),
+    cl::init(0), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -436,6 +441,14 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                      << ": expected ROWSxVECTORS, both positive (e.g. 8x2)\n";
         return 1;
       }
+    }
+    if (l2Bytes.getNumOccurrences()) {
+      if (l2Bytes < 1) {
+        llvm::errs() << "error: --l2-bytes=" << l2Bytes
+                     << ": expected a positive number of bytes\n";
+        return 1;
+      }
+      cpuOptions.l2Bytes = l2Bytes;
     }
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);

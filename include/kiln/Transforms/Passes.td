@@ -150,6 +150,10 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "512-bit ops on 256-bit pipes): a step of k then takes long "
            "enough to read an operand in place over a long reduction "
            "instead of packing it">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
+           "Bytes of a core's L2 cache: an operand up to half of it is read "
+           "again from L2 rather than the other streamed twice (the order "
+           "of a matmul's work items)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -212,12 +212,12 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
     return true;
   }();
   (void)registered;
-  std::string matmul =
-      llvm::formatv("kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
-                    "half-rate-vectors={4}}",
-                    options.vectorLanes, options.matmulRows,
-                    options.matmulVectors, options.hasFMA ? "true" : "false",
-                    options.halfRateVectors ? "true" : "false");
+  std::string matmul = llvm::formatv(
+      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
+      "half-rate-vectors={4} l2-bytes={5}}",
+      options.vectorLanes, options.matmulRows, options.matmulVectors,
+      options.hasFMA ? "true" : "false",
+      options.halfRateVectors ? "true" : "false", options.l2Bytes);
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
   std::string winograd = llvm::formatv(

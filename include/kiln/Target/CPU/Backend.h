@@ -96,6 +96,9 @@ struct CodegenOptions {
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
+  /// Bytes of a core's L2, which orders the matmuls' work items
+  /// (kiln-lower-matmul{l2-bytes}).
+  int64_t l2Bytes = 2 * 1024 * 1024;
   /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
   /// into a multiply and an add rather than becoming fmaf calls.
   bool hasFMA = true;
