@@ -847,10 +847,19 @@ translateAndOptimize(ModuleOp module, ModelSignature &signature,
   llvmModule->setDataLayout(machine.createDataLayout());
   if (llvm::Error error = ABIBuilder(*llvmModule, signature).build())
     return module.emitError(llvm::toString(std::move(error)));
+  bool hasAVX512 = machine.getMCSubtargetInfo()->checkFeatures("+avx512f");
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration()) {
       f.addFnAttr("target-cpu", machine.getTargetCPU());
       f.addFnAttr("target-features", machine.getTargetFeatureString());
+      // LLVM's own vectorizer (reductions: softmax, layer norm; elementwise
+      // loops) prefers 256-bit vectors on Intel's AVX-512 CPUs, for the
+      // clock drop of 512-bit code on early ones; kiln's kernels use 512
+      // bits throughout, so its loops should too: softmax over [1536, 128]
+      // 113 -> 79 us, layer norm 22 -> 18 us, a GELU chain 2.03 -> 1.49 ms
+      // (Emerald Rapids, 1 thread).
+      if (hasAVX512)
+        f.addFnAttr("prefer-vector-width", "512");
     }
   optimize(*llvmModule, machine);
   return llvmModule;
