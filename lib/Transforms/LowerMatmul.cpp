@@ -836,7 +836,7 @@ private:
   /// under the padding may have held another buffer in between). Vector
   /// code: a transposed A's MR values of one k are consecutive, a copy; an
   /// A stored by rows is transposed by blocks of MR rows x `lanes` k's in
-  /// registers (transposeBlock).
+  /// registers (kiln::transposeBlock).
   void packA(Value batch) {
     Value packed = packedA;
     Value base = operandBase(0, batch, shape.lhsTransposed ? shape.k : shape.m);
@@ -859,7 +859,7 @@ private:
                 r < rows ? loadMasked(lhs, {add(base, add(row0, r)), k}, count,
                                       lanes)
                          : zeroVector(lanes));
-          transposeBlock(columns);
+          kiln::transposeBlock(b, loc, columns);
           // k + i's MR values: vector i mod block, from lane (i / block) *
           // block.
           for (int64_t i = 0; i < count; ++i)
@@ -1310,7 +1310,7 @@ private:
   /// `channel0`, accumulators row-major) transposed, into Y[batch][channel]
   /// [pixel]: each vector's column of the tile, padded to `block` (rows
   /// rounded up to a power of 2) pixels, is transposed in registers
-  /// (transposeBlock); then every channel is `block` consecutive pixels,
+  /// (kiln::transposeBlock); then every channel is `block` consecutive pixels,
   /// stored (masked to `rows`) after the epilogue is applied on them.
   void storeTransposed(ValueRange acc, int64_t rows, int64_t width, Value batch,
                        Value pixel0, Value channel0) {
@@ -1328,7 +1328,7 @@ private:
       SmallVector<Value> columns;
       for (int64_t r = 0; r < block; ++r)
         columns.push_back(r < rows ? acc[r * vectors + j] : zero);
-      transposeBlock(columns);
+      kiln::transposeBlock(b, loc, columns);
       // Channel i of this vector: vector i mod block, lanes from
       // (i / block) * block.
       for (int64_t i = 0; i < lanes && j * lanes + i < width; ++i) {
@@ -1351,31 +1351,6 @@ private:
               ArrayRef<int64_t>{1});
         vector::StoreOp::create(b, loc, pixels, target,
                                 ValueRange{row, pixel0});
-      }
-    }
-  }
-
-  /// Transposes `vectors` (a power of 2, at most `lanes` of them) in place
-  /// as a block of `vectors` rows x `lanes` columns: stage k swaps bit k of
-  /// the vector index with bit k of the lane index, by two 2-source
-  /// shuffles per pair of vectors. Afterwards element (r, c) is in vector
-  /// c mod n, lane (c / n) * n + r, for n vectors: each column's n values
-  /// are consecutive lanes.
-  void transposeBlock(MutableArrayRef<Value> vectors) {
-    int64_t n = vectors.size();
-    for (int64_t step = 1; step < n; step *= 2) {
-      SmallVector<int64_t> low, high;
-      for (int64_t l = 0; l < lanes; ++l) {
-        bool upper = l & step;
-        low.push_back(upper ? lanes + l - step : l);
-        high.push_back(upper ? lanes + l : l + step);
-      }
-      for (int64_t a = 0; a < n; ++a) {
-        if (a & step)
-          continue;
-        Value x = vectors[a], y = vectors[a + step];
-        vectors[a] = vector::ShuffleOp::create(b, loc, x, y, low);
-        vectors[a + step] = vector::ShuffleOp::create(b, loc, x, y, high);
       }
     }
   }

@@ -11,7 +11,9 @@
 // masked vector for the rest (a 14-element row is one masked load and one
 // masked store). A row read with a stride of 2 (one phase of a strided
 // convolution's input, through a strided subview) loads two vectors per
-// vector it stores and keeps their even lanes with one shuffle.
+// vector it stores and keeps their even lanes with one shuffle. A copy that
+// transposes (the output's rows read down the input's columns: attention's
+// K^T) moves blocks of lanes x lanes elements, transposed in registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -262,18 +264,196 @@ private:
   llvm::SmallDenseMap<int64_t, Value> masks;
 };
 
+/// A copy that transposes two dims: the output's innermost loop `columns`
+/// (l) reads along a dim of the source other than its innermost one, which
+/// loop `rows` (j) reads (attention's K^T: out[h][d][t] = in[t][h][d]). As
+/// scalar loops each element is a column's, a row stride from the last.
+struct TransposeSource {
+  Value buffer;
+  AffineMap map;
+  unsigned rows, columns;
+};
+
+/// The source of `op` when it is a copy of 32-bit elements whose input
+/// map, through static subviews, only permutes the loops, and whose
+/// innermost output loop is not the input's innermost one; both loops at
+/// least half a vector long.
+std::optional<TransposeSource> transposeCopySource(linalg::LinalgOp op,
+                                                   int64_t lanes32) {
+  if (!kiln::isBufferCopy(op))
+    return std::nullopt;
+  Value target = op.getDpsInitOperand(0)->get();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto [source, map] =
+      throughSubviews(op.getDpsInputOperand(0)->get(), maps[0]);
+  Type element = getElementTypeOrSelf(target);
+  if (!hasContiguousRows(target.getType()) || !maps[1].isIdentity() ||
+      !hasContiguousRows(source.getType()) ||
+      getElementTypeOrSelf(source) != element || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() != 32 || map.getNumSymbols() != 0 ||
+      map.getNumResults() == 0)
+    return std::nullopt;
+  for (AffineExpr result : map.getResults())
+    if (!isa<AffineDimExpr, AffineConstantExpr>(result))
+      return std::nullopt;
+  auto innermost = dyn_cast<AffineDimExpr>(map.getResults().back());
+  unsigned columns = map.getNumDims() - 1;
+  if (!innermost || innermost.getPosition() == columns)
+    return std::nullopt;
+  unsigned rows = innermost.getPosition();
+  int64_t uses = 0;
+  for (AffineExpr result : map.getResults())
+    uses += result.isFunctionOfDim(rows) + result.isFunctionOfDim(columns);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (uses != 2 || ranges[rows] < lanes32 / 2 || ranges[columns] < lanes32 / 2)
+    return std::nullopt;
+  return TransposeSource{source, map, rows, columns};
+}
+
+/// Replaces one transposing copy (transposeCopySource) by blocks of
+/// `lanes` x `lanes` elements: `lanes` vectors loaded along the source's
+/// rows, transposed in registers (kiln::transposeBlock), stored along the
+/// output's rows; partial blocks masked. A parallel loop over the other
+/// loops and the blocks of rows, each sweeping the blocks of columns.
+class TransposeCopyEmitter {
+public:
+  TransposeCopyEmitter(linalg::LinalgOp op, const TransposeSource &source,
+                       int64_t lanes)
+      : op(op), b(op), loc(op.getLoc()), source(source),
+        target(op.getDpsInitOperand(0)->get()),
+        ranges(op.getStaticLoopRanges()), lanes(lanes),
+        vectorType(VectorType::get({lanes}, getElementTypeOrSelf(target))) {}
+
+  void emit() {
+    int64_t rowCount = ranges[source.rows];
+    int64_t fullBlocks = rowCount / lanes;
+    if (fullBlocks)
+      blocksInParallel(fullBlocks, lanes, 0);
+    if (rowCount % lanes)
+      blocksInParallel(1, rowCount % lanes, fullBlocks * lanes);
+    op->erase();
+  }
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  /// `blocks` blocks of `height` rows from row `firstRow`, for every value
+  /// of the other loops, in parallel.
+  void blocksInParallel(int64_t blocks, int64_t height, int64_t firstRow) {
+    SmallVector<unsigned> outer;
+    SmallVector<Value> ubs;
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (d != source.rows && d != source.columns && ranges[d] > 1) {
+        outer.push_back(d);
+        ubs.push_back(index(ranges[d]));
+      }
+    // (Unit loops are left out, as canonicalization would drop them with
+    // the work attribute.)
+    if (blocks > 1)
+      ubs.push_back(index(blocks));
+    SmallVector<Value> at(ranges.size(), index(0));
+    at[source.rows] = index(firstRow);
+    OpBuilder::InsertionGuard guard(b);
+    if (!ubs.empty()) {
+      SmallVector<Value> lbs(ubs.size(), index(0)), steps(ubs.size(), index(1));
+      auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+      // The work of the scalar loops it replaces: one iteration per element.
+      int64_t elements = blocks * height * ranges[source.columns];
+      for (unsigned d : outer)
+        elements *= ranges[d];
+      loop->setAttr(kiln::kWorkAttrName, b.getI64IntegerAttr(elements));
+      b.setInsertionPoint(loop.getBody()->getTerminator());
+      SmallVector<Value> ivs(loop.getInductionVars());
+      for (auto [d, iv] : llvm::zip(outer, ivs))
+        at[d] = iv;
+      if (blocks > 1)
+        at[source.rows] = arith::AddIOp::create(
+            b, loc, index(firstRow),
+            arith::MulIOp::create(b, loc, ivs.back(), index(lanes)));
+    }
+    int64_t columnCount = ranges[source.columns];
+    int64_t fullColumns = columnCount / lanes * lanes;
+    if (fullColumns) {
+      auto sweep = scf::ForOp::create(b, loc, index(0), index(fullColumns),
+                                      index(lanes));
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(sweep.getBody());
+      at[source.columns] = sweep.getInductionVar();
+      block(at, height, lanes);
+    }
+    if (columnCount % lanes) {
+      at[source.columns] = index(fullColumns);
+      block(at, height, columnCount % lanes);
+    }
+  }
+
+  /// The block of `height` rows x `width` columns at loop position `at`.
+  void block(SmallVector<Value> at, int64_t height, int64_t width) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(vectorType));
+    // Vector i: `height` elements of the source's row for column at + i.
+    SmallVector<Value> vectors;
+    Value column0 = at[source.columns];
+    for (int64_t i = 0; i < lanes; ++i) {
+      if (i >= width) {
+        vectors.push_back(zero);
+        continue;
+      }
+      SmallVector<Value> position(at);
+      position[source.columns] =
+          arith::AddIOp::create(b, loc, column0, index(i));
+      SmallVector<Value> from;
+      for (AffineExpr result : source.map.getResults())
+        from.push_back(affine::expandAffineExpr(b, loc, result, position, {}));
+      vectors.push_back(
+          height == lanes
+              ? vector::LoadOp::create(b, loc, vectorType, source.buffer, from)
+                    .getResult()
+              : kiln::loadPrefix(b, loc, vectorType, source.buffer, from,
+                                 height, zero));
+    }
+    kiln::transposeBlock(b, loc, vectors);
+    // Vector r now holds output row at + r: `width` elements.
+    Value row0 = at[source.rows];
+    for (int64_t r = 0; r < height; ++r) {
+      SmallVector<Value> to(at);
+      to[source.rows] = arith::AddIOp::create(b, loc, row0, index(r));
+      if (width == lanes)
+        vector::StoreOp::create(b, loc, vectors[r], target, to);
+      else
+        kiln::storePrefix(b, loc, vectors[r], target, to, width);
+    }
+  }
+
+  linalg::LinalgOp op;
+  OpBuilder b;
+  Location loc;
+  TransposeSource source;
+  Value target;
+  SmallVector<int64_t> ranges;
+  int64_t lanes;
+  VectorType vectorType;
+};
+
 struct VectorizeRowCopiesPass
     : public kiln::impl::VectorizeRowCopiesBase<VectorizeRowCopiesPass> {
   using VectorizeRowCopiesBase::VectorizeRowCopiesBase;
 
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, RowSource>> copies;
+    SmallVector<std::pair<linalg::LinalgOp, TransposeSource>> transposes;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (std::optional<RowSource> source = rowCopySource(op))
         copies.push_back({op, *source});
+      else if (std::optional<TransposeSource> source =
+                   transposeCopySource(op, lanes))
+        transposes.push_back({op, *source});
     });
     for (auto &[op, source] : copies)
       RowCopyEmitter(op, source, lanes).emit();
+    for (auto &[op, source] : transposes)
+      TransposeCopyEmitter(op, source, lanes).emit();
   }
 };
 

@@ -10,8 +10,9 @@ K = 1, weights packed at compile time and B packed per call, a batch of A
 against shared weights (one tall matmul), batched A x batched B (attention)
 and a shared A against batched B, a matmul with a fused epilogue, a short
 reduction whose work items sweep along C's rows, matmuls big enough to run
-on the thread pool (each case runs on 1 and 2 threads), and A a column slice
-of the input (a strided view, copied dense first).
+on the thread pool (each case runs on 1 and 2 threads), A a column slice
+of the input (a strided view, copied dense first), and attention scores
+against a transposed K (the transposing copy's whole and ragged blocks).
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -112,6 +113,27 @@ SLICED_CASES = [
 ]
 
 
+def transposed_k_model(batch, heads, queries, keys, dims):
+    """Attention scores Q K^T with K given as [batch, keys, heads, dims] and
+    transposed to [batch, heads, dims, keys] (a transposing copy: blocks of
+    vectors transposed in registers), then multiplied."""
+    q = helper.make_tensor_value_info("Q", TensorProto.FLOAT, [batch, heads, queries, dims])
+    k = helper.make_tensor_value_info("K", TensorProto.FLOAT, [batch, keys, heads, dims])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, heads, queries, keys])
+    nodes = [helper.make_node("Transpose", ["K"], ["KT"], perm=[0, 2, 3, 1]),
+             helper.make_node("MatMul", ["Q", "KT"], ["Y"])]
+    graph = helper.make_graph(nodes, "transposed_k", [q, k], [y])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# (name, batch, heads, queries, keys, dims): K^T's rows (dims) and columns
+# (keys) whole blocks of 16 lanes, and ragged (and 8-lane blocks on AVX2).
+TRANSPOSED_K_CASES = [
+    ("transposed_k", 1, 2, 8, 32, 16),
+    ("transposed_k_ragged", 2, 3, 9, 37, 20),
+]
+
+
 def main():
     bin_dir = sys.argv[1]
     results = []
@@ -125,6 +147,9 @@ def main():
                 model = matmul_model(a_shape, b_shape, constant_b, slice_at=slice_at)
                 results.append(check(f"{name}.{target}", model, {}, bin_dir, work,
                                      flags, RTOL, ATOL))
+            for name, *dims in TRANSPOSED_K_CASES:
+                results.append(check(f"{name}.{target}", transposed_k_model(*dims), {},
+                                     bin_dir, work, flags, RTOL, ATOL))
     print(f"{sum(results)} of {len(results)} matmuls match ONNX Runtime "
           f"(rtol {RTOL}, atol {ATOL})")
     return 0 if all(results) else 1

@@ -100,8 +100,8 @@ func.func @stride_two(%in: memref<8x41xf32>, %out: memref<8x20xf32>) {
 
 // -----
 
-// Not row copies, left alone: a transpose (the innermost loop strides the
-// input), a stride-3 read, a copy that computes, an innermost dim of 1.
+// Not row copies, left alone: a transpose of 3x3 (too small for a block of
+// vectors), a stride-3 read, a copy that computes, an innermost dim of 1.
 #transpose = affine_map<(i, j) -> (j, i)>
 #strided = affine_map<(i, j) -> (i, j * 3)>
 #identity = affine_map<(i, j) -> (i, j)>
@@ -112,10 +112,11 @@ func.func @stride_two(%in: memref<8x41xf32>, %out: memref<8x20xf32>) {
 // CHECK-NOT: vector.
 func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
                           %c: memref<8x24xf32>, %d: memref<8x1xf32>,
-                          %e: memref<8x1xf32>) {
+                          %e: memref<8x1xf32>, %f: memref<3x3xf32>,
+                          %g: memref<3x3xf32>) {
   linalg.generic {indexing_maps = [#transpose, #identity],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<8x8xf32>) outs(%b : memref<8x8xf32>) {
+      ins(%f : memref<3x3xf32>) outs(%g : memref<3x3xf32>) {
   ^bb0(%x: f32, %y: f32):
     linalg.yield %x : f32
   }
@@ -133,5 +134,47 @@ func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
     linalg.yield %z : f32
   }
   linalg.copy ins(%d : memref<8x1xf32>) outs(%e : memref<8x1xf32>)
+  return
+}
+
+// -----
+
+// A transposing copy (attention's K^T: out[h][d][t] = in[t][h][d]): the
+// output's rows (d) are the input's innermost dim, its columns (t) a row
+// stride apart in the input. Blocks of 16 x 16: 16 rows of the input (one
+// per t) loaded whole, transposed by 4 stages of 16 shuffles, stored as 16
+// rows of the output. 40 d's: two full blocks of rows (a parallel loop over
+// h and the blocks) and a tail of 8 (another, its loads masked to 8 lanes);
+// 36 t's: two full blocks of columns swept by a loop, then a block of 4
+// (4 loads, its stores masked to 4 lanes).
+#kt_in = affine_map<(h, d, t) -> (t, h, d)>
+#kt_out = affine_map<(h, d, t) -> (h, d, t)>
+// CHECK-LABEL: func.func @transpose
+// CHECK-SAME: (%[[IN:.*]]: memref<36x2x40xf32>, %[[OUT:.*]]: memref<2x40x36xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel (%[[H:.*]], %[[BLOCK:.*]]) = (%c0, %c0) to (%c2, %c2)
+// CHECK: %[[D0:.*]] = arith.muli %[[BLOCK]], %c16
+// CHECK: scf.for %[[T:.*]] = %c0 to %c32 step %c16
+// CHECK-COUNT-16: vector.load %[[IN]][%{{.*}}, %[[H]], %[[D0]]] : memref<36x2x40xf32>, vector<16xf32>
+// CHECK-COUNT-64: vector.shuffle
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[OUT]][%[[H]], %{{.*}}, %[[T]]] : memref<2x40x36xf32>, vector<16xf32>
+// CHECK: }
+// CHECK-COUNT-4: vector.load %[[IN]][%{{.*}}, %[[H]], %[[D0]]]
+// CHECK: vector.maskedstore %[[OUT]][%[[H]], %{{.*}}, %c32], %{{.*}} : memref<2x40x36xf32>, vector<16xi1>, vector<16xf32>
+// CHECK: } {kiln.work = 2304 : i64}
+// CHECK: scf.parallel (%[[H2:.*]]) = (%c0) to (%c2)
+// CHECK: vector.maskedload %[[IN]][%{{.*}}, %[[H2]], %c32]
+// CHECK: } {kiln.work = 576 : i64}
+// AVX2-LABEL: func.func @transpose
+// AVX2: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c5)
+// AVX2-COUNT-8: vector.load %{{.*}} : memref<36x2x40xf32>, vector<8xf32>
+// AVX2-COUNT-24: vector.shuffle
+func.func @transpose(%in: memref<36x2x40xf32>, %out: memref<2x40x36xf32>) {
+  linalg.generic {indexing_maps = [#kt_in, #kt_out],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%in : memref<36x2x40xf32>) outs(%out : memref<2x40x36xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
   return
 }

@@ -73,6 +73,34 @@ inline void storePrefix(mlir::OpBuilder &b, mlir::Location loc,
   mlir::vector::MaskedStoreOp::create(b, loc, buffer, at, mask, values);
 }
 
+/// Transposes `vectors` (a power of 2 of them, at most their lanes) in
+/// place as a block of `vectors` rows x lanes columns: stage k swaps bit k
+/// of the vector index with bit k of the lane index, by two 2-source
+/// shuffles per pair of vectors. Afterwards element (r, c) is in vector
+/// c mod n, lane (c / n) * n + r, for n vectors: each column's n values
+/// are consecutive lanes (with n = lanes, column c is vector c).
+inline void transposeBlock(mlir::OpBuilder &b, mlir::Location loc,
+                           llvm::MutableArrayRef<mlir::Value> vectors) {
+  int64_t n = vectors.size();
+  int64_t lanes =
+      mlir::cast<mlir::VectorType>(vectors.front().getType()).getNumElements();
+  for (int64_t step = 1; step < n; step *= 2) {
+    llvm::SmallVector<int64_t> low, high;
+    for (int64_t l = 0; l < lanes; ++l) {
+      bool upper = l & step;
+      low.push_back(upper ? lanes + l - step : l);
+      high.push_back(upper ? lanes + l : l + step);
+    }
+    for (int64_t a = 0; a < n; ++a) {
+      if (a & step)
+        continue;
+      mlir::Value x = vectors[a], y = vectors[a + step];
+      vectors[a] = mlir::vector::ShuffleOp::create(b, loc, x, y, low);
+      vectors[a + step] = mlir::vector::ShuffleOp::create(b, loc, x, y, high);
+    }
+  }
+}
+
 /// Whether `value` is a statically shaped, dense (identity layout) f32
 /// buffer: what the emitted kernels index directly.
 inline bool isDenseF32Buffer(mlir::Value value) {

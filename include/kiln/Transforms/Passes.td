@@ -215,7 +215,8 @@ def LowerWinogradTransforms
 }
 
 def VectorizeRowCopies : Pass<"kiln-vectorize-row-copies", "::mlir::ModuleOp"> {
-  let summary = "Copy rows of data-movement ops with vector loads and stores";
+  let summary = "Copy rows (and transpose blocks) of data-movement ops with "
+                "vector loads and stores";
   let description = [{
     Runs on bufferized code, before convert-linalg-to-parallel-loops. Every
     linalg op on buffers that is a pure copy (one input, one output, all
@@ -229,6 +230,13 @@ def VectorizeRowCopies : Pass<"kiln-vectorize-row-copies", "::mlir::ModuleOp"> {
     per vector stored and keeps their even lanes with one shuffle. This
     covers im2col, a pad's interior copy, the phases of a strided
     convolution's input, slices and concatenation pieces.
+    A copy of 32-bit elements whose input map only permutes the loops and
+    whose innermost output loop is not the input's innermost one (a
+    transpose, at least half a vector each way) becomes blocks of `lanes` x
+    `lanes` elements: vectors loaded along the input's rows, transposed in
+    registers with shuffles, stored along the output's rows (partial blocks
+    masked), in an `scf.parallel` over the other loops and the blocks of
+    rows.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
