@@ -648,8 +648,9 @@ private:
     return batched && !staged[operand] ? mul(batch, rows) : index(0);
   }
 
-  /// Whether emitTiles numbers its items swept-unit-major, `groups` blocks
-  /// of swept units a fixed unit: a thread's share of the items is then a
+  /// Whether emitTiles numbers its items swept-major (block by block of
+  /// swept units, each block over every fixed unit; `groups` blocks per
+  /// fixed unit): a thread's share of the items is then a
   /// range of the swept operand (A's rows; along rows, C's columns), read
   /// once, while it reads the fixed one (B's panels; along rows, A's tiles)
   /// again for each block. Numbered fixed-major it reads A again for each
@@ -663,7 +664,7 @@ private:
   /// the window ops' bands: 3.53 -> 3.33 ms; its 1x1 convolution 32 -> 16
   /// at 112x112 110 -> 70 us). A 512^3 GEMM at 2 threads: 0.90 -> 0.82 ms
   /// (each thread packs and reads its half of A, not all of it).
-  bool sweptOuter(bool alongRows, int64_t groups) const {
+  bool sweptMajor(bool alongRows, int64_t groups) const {
     // Along rows, A's tiles are read again by every item when they take a
     // quarter of L2 (measured so on MobileNetV2's 1x1 convolutions).
     if (alongRows)
@@ -1011,10 +1012,10 @@ private:
   /// NR columns N * 4 bytes apart (a page per row and item): an item is then
   /// (row tile, kPanelsPerSweep panels), written along C's rows, with B (K x
   /// NR per panel) staying in L2 between the row tiles.
-  /// When all of the operand an item fixes (B's panels, or along rows A's
-  /// tiles) fits in L2 (sweptOuter), the items are numbered the other way
-  /// round: a thread's share of them is then a range of the other operand,
-  /// read once, while the small one is read again from L2.
+  /// When reading the operand an item fixes (B's panels, or along rows A's
+  /// tiles) again costs less than reading the other one again (sweptMajor),
+  /// the items are numbered the other way round: a thread's share of them
+  /// is then a range of the other operand, read once.
   void emitTiles(Value batch, int64_t batches = 1) {
     bool alongRows = shape.k <= kShortReduction;
     // Each item fixes one unit (a panel, or along rows a row tile) and
@@ -1066,8 +1067,8 @@ private:
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     Value fixed, group;
-    bool outer = sweptOuter(alongRows, groups);
-    if (outer) {
+    bool sweptFirst = sweptMajor(alongRows, groups);
+    if (sweptFirst) {
       group = arith::DivUIOp::create(b, loc, item, index(fixedUnits));
       fixed = arith::RemUIOp::create(b, loc, item, index(fixedUnits));
     } else {
@@ -1088,14 +1089,16 @@ private:
       int64_t sweptSize = alongRows ? nr : mr;
       // Tiles of a full panel of compile-time packed B stream the next
       // panel in, each its share (streamNextPanel): all the panel's tiles,
-      // or swept-major the item's (the next item reads the next panel).
+      // or swept-major the item's (the next item reads the next panel; a
+      // last group of fewer tiles brings in only part of it).
       bool streams = !alongRows && rhsData && fixedSize == nr &&
                      sweptFull > 1 && nPanels > 1;
-      int64_t sharers = outer ? std::min(perItem, sweptFull) : sweptFull;
+      int64_t sharers = sweptFirst ? std::min(perItem, sweptFull) : sweptFull;
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
           nextPanelShare = NextPanelShare{
-              fixed, outer ? arith::SubIOp::create(b, loc, unit, first) : unit,
+              fixed,
+              sweptFirst ? arith::SubIOp::create(b, loc, unit, first) : unit,
               sharers};
         tile(fixed, fixedSize, unit, sweptSize);
         nextPanelShare.reset();

@@ -428,6 +428,8 @@ private:
       // Each band's code has static bounds (its short loops are unrolled).
       auto emitBand = [&](int64_t which) {
         BandRange range = bandRange(which, bands);
+        if (bands > 1)
+          fillRowsPastBand(range);
         forLoop(first, last, [&](Value plane) {
           layOutPlane(plane, range);
           computePlane(plane,
@@ -473,22 +475,42 @@ private:
     return std::min(layout.width, layout.paddedWidth - layout.left);
   }
 
+  /// Writes the pad value to `length` floats of the buffer from `start`.
+  void fillRange(Value start, int64_t length) {
+    Value pad = vector::BroadcastOp::create(b, loc, vectorType, padScalar());
+    forLoop(0, length / lanes, [&](Value i) {
+      store(pad, buffer, {arith::AddIOp::create(b, loc, start, mul(i, lanes))},
+            lanes);
+    });
+    if (length % lanes)
+      store(pad, buffer, {add(start, length / lanes * lanes)}, length % lanes);
+  }
+
+  /// Writes the pad value over the phase rows of the input rows just past
+  /// a band's, which this task never lays out but its last group's vectors
+  /// reach in the lanes they drop (a vector's slack past its group's rows,
+  /// then the taps' rows): defined values rather than stale stack memory,
+  /// which could hold denormals (slow FMAs).
+  void fillRowsPastBand(const BandRange &range) {
+    const PlaneLayout &l = layout;
+    int64_t reach =
+        (llvm::divideCeil(lanes, l.pitch) + l.windowRows) * l.strideH;
+    int64_t end = std::min(inputRows(), range.endRow + reach);
+    for (int64_t y = range.endRow; y < end; ++y) {
+      int64_t padded = y + l.top;
+      for (int64_t pw = 0; pw < l.strideW; ++pw)
+        fillRange(index(l.phaseOffset(padded % l.strideH, pw) +
+                        padded / l.strideH * l.pitch),
+                  l.pitch);
+    }
+  }
+
   /// Writes the pad value everywhere in the buffer that layOutPlane does
   /// not (the same positions for every plane): around each phase plane's
   /// interior, where the right border of one row and the left border of
   /// the next are one range, and past the phase planes.
   void fillPadding() {
     const PlaneLayout &l = layout;
-    Value pad = vector::BroadcastOp::create(b, loc, vectorType, padScalar());
-    auto fillRange = [&](Value start, int64_t length) {
-      forLoop(0, length / lanes, [&](Value i) {
-        store(pad, buffer,
-              {arith::AddIOp::create(b, loc, start, mul(i, lanes))}, lanes);
-      });
-      if (length % lanes)
-        store(pad, buffer, {add(start, length / lanes * lanes)},
-              length % lanes);
-    };
     // Phase rows and columns [first, end) holding input rows or columns
     // [low, low + count) of the padded plane.
     auto interior = [](int64_t low, int64_t count, int64_t phase,
@@ -548,8 +570,8 @@ private:
     // With one phase, a row's tail may be stored whole: its lanes past the
     // row hold the pad value, and land on padding or on later rows, which
     // are copied afterwards (or, past the band, read only by lanes its
-    // outputs drop). The last rows, whose tail could reach past the
-    // buffer, keep a masked store (masked stores are slow on AVX2).
+    // outputs drop: fillRowsPastBand). The last rows, whose tail could reach
+    // past the buffer, keep a masked store (masked stores are slow on AVX2).
     int64_t spilling =
         l.strideH == 1 && l.strideW == 1
             ? std::max<int64_t>(0, rows - llvm::divideCeil(lanes, l.pitch) - 1)

@@ -119,7 +119,8 @@ std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!hasContiguousRows(target.getType()) || !maps[1].isIdentity() ||
       getElementTypeOrSelf(source) != getElementTypeOrSelf(target) ||
-      op.getStaticLoopRanges().back() < 2)
+      op.getStaticLoopRanges().back() < 2 ||
+      llvm::is_contained(op.getStaticLoopRanges(), 0))
     return std::nullopt;
   return rowSource(source, maps[0]);
 }
@@ -265,9 +266,10 @@ private:
 };
 
 /// A copy that transposes two dims: the output's innermost loop `columns`
-/// (l) reads along a dim of the source other than its innermost one, which
-/// loop `rows` (j) reads (attention's K^T: out[h][d][t] = in[t][h][d]). As
-/// scalar loops each element is a column's, a row stride from the last.
+/// reads along a dim of the source other than its innermost one, which
+/// loop `rows` reads (attention's K^T: out[h][d][t] = in[t][h][d], rows d,
+/// columns t). As scalar loops, consecutive outputs are a source row's
+/// stride apart.
 struct TransposeSource {
   Value buffer;
   AffineMap map;
@@ -275,11 +277,12 @@ struct TransposeSource {
 };
 
 /// The source of `op` when it is a copy of 32-bit elements whose input
-/// map, through static subviews, only permutes the loops, and whose
-/// innermost output loop is not the input's innermost one; both loops at
-/// least half a vector long.
+/// map, through static subviews at offset 0, reads each loop at most once
+/// (a permutation; constant indices for dropped dims), and whose innermost
+/// output loop is read, but not as the input's innermost dim; both
+/// transposed loops at least half a vector long.
 std::optional<TransposeSource> transposeCopySource(linalg::LinalgOp op,
-                                                   int64_t lanes32) {
+                                                   int64_t lanes) {
   if (!kiln::isBufferCopy(op))
     return std::nullopt;
   Value target = op.getDpsInitOperand(0)->get();
@@ -301,11 +304,17 @@ std::optional<TransposeSource> transposeCopySource(linalg::LinalgOp op,
   if (!innermost || innermost.getPosition() == columns)
     return std::nullopt;
   unsigned rows = innermost.getPosition();
-  int64_t uses = 0;
+  // Each loop read at most once (a permutation, some loops broadcast), the
+  // two transposed ones exactly once.
+  SmallVector<int64_t> uses(map.getNumDims(), 0);
   for (AffineExpr result : map.getResults())
-    uses += result.isFunctionOfDim(rows) + result.isFunctionOfDim(columns);
+    if (auto dim = dyn_cast<AffineDimExpr>(result))
+      ++uses[dim.getPosition()];
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (uses != 2 || ranges[rows] < lanes32 / 2 || ranges[columns] < lanes32 / 2)
+  if (llvm::any_of(uses, [](int64_t n) { return n > 1; }) ||
+      uses[columns] != 1 || llvm::is_contained(ranges, 0) ||
+      !llvm::isPowerOf2_64(lanes) || ranges[rows] < lanes / 2 ||
+      ranges[columns] < lanes / 2)
     return std::nullopt;
   return TransposeSource{source, map, rows, columns};
 }

@@ -101,19 +101,24 @@ func.func @stride_two(%in: memref<8x41xf32>, %out: memref<8x20xf32>) {
 // -----
 
 // Not row copies, left alone: a transpose of 3x3 (too small for a block of
-// vectors), a stride-3 read, a copy that computes, an innermost dim of 1.
+// vectors), a stride-3 read, a copy that computes, an innermost dim of 1, a
+// diagonal read (out[i][j] = in[i][i]: one loop read twice, not a
+// transpose).
 #transpose = affine_map<(i, j) -> (j, i)>
+#diagonal = affine_map<(i, j) -> (i, i)>
 #strided = affine_map<(i, j) -> (i, j * 3)>
 #identity = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func.func @not_row_copies
 // CHECK-NOT: vector.
 // CHECK-COUNT-3: linalg.generic
 // CHECK: linalg.copy
+// CHECK: linalg.generic
 // CHECK-NOT: vector.
 func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
                           %c: memref<8x24xf32>, %d: memref<8x1xf32>,
                           %e: memref<8x1xf32>, %f: memref<3x3xf32>,
-                          %g: memref<3x3xf32>) {
+                          %g: memref<3x3xf32>, %h: memref<24x24xf32>,
+                          %k: memref<24x24xf32>) {
   linalg.generic {indexing_maps = [#transpose, #identity],
                   iterator_types = ["parallel", "parallel"]}
       ins(%f : memref<3x3xf32>) outs(%g : memref<3x3xf32>) {
@@ -134,6 +139,12 @@ func.func @not_row_copies(%a: memref<8x8xf32>, %b: memref<8x8xf32>,
     linalg.yield %z : f32
   }
   linalg.copy ins(%d : memref<8x1xf32>) outs(%e : memref<8x1xf32>)
+  linalg.generic {indexing_maps = [#diagonal, #identity],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<24x24xf32>) outs(%k : memref<24x24xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
   return
 }
 

@@ -84,6 +84,7 @@ inline void transposeBlock(mlir::OpBuilder &b, mlir::Location loc,
   int64_t n = vectors.size();
   int64_t lanes =
       mlir::cast<mlir::VectorType>(vectors.front().getType()).getNumElements();
+  assert(llvm::isPowerOf2_64(n) && n <= lanes && "a power of 2 of vectors");
   for (int64_t step = 1; step < n; step *= 2) {
     llvm::SmallVector<int64_t> low, high;
     for (int64_t l = 0; l < lanes; ++l) {

@@ -151,9 +151,11 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "enough to read an operand in place over a long reduction "
            "instead of packing it">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
-           "Bytes of a core's L2 cache: an operand up to half of it is read "
-           "again from L2 rather than the other streamed twice (the order "
-           "of a matmul's work items)">,
+           "Bytes of a core's L2 cache, which orders a matmul's work items: "
+           "an operand that fits in half of it (along C's rows, a quarter) "
+           "is read again from L2 rather than the other read again from "
+           "further away (2 MiB: the Sapphire/Emerald Rapids cores it was "
+           "measured on)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
