@@ -415,7 +415,6 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(parallel.getBody()->getTerminator());
       Value task = parallel.getInductionVars()[0];
-      Value band = arith::DivUIOp::create(b, loc, task, index(planeTasks));
       Value planeTask = arith::RemUIOp::create(b, loc, task, index(planeTasks));
       buffer = memref::AllocaOp::create(b, loc,
                                         MemRefType::get({layout.length}, f32),
@@ -440,6 +439,7 @@ private:
       if (bands == 1) {
         emitBand(0);
       } else {
+        Value band = arith::DivUIOp::create(b, loc, task, index(planeTasks));
         auto cases = llvm::to_vector(llvm::seq<int64_t>(0, bands));
         auto perBand = scf::IndexSwitchOp::create(b, loc, TypeRange{}, band,
                                                   cases, cases.size());

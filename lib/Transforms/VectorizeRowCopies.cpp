@@ -125,6 +125,28 @@ std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
   return rowSource(source, maps[0]);
 }
 
+/// Opens an scf.parallel over [0, bound) for each of `bounds` (all above
+/// 1: canonicalization would drop a unit loop and the attribute with it),
+/// stating `work` (the scalar loops' iterations it replaces, which the
+/// outliner's threshold is set for), and leaves `b` in its body. Returns
+/// its induction variables; none, and `b` where it was, without bounds.
+SmallVector<Value> openParallelLoop(OpBuilder &b, Location loc,
+                                    ArrayRef<int64_t> bounds, int64_t work) {
+  if (bounds.empty())
+    return {};
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  SmallVector<Value> lbs(bounds.size(), index(0)),
+      steps(bounds.size(), index(1)), ubs;
+  for (int64_t bound : bounds)
+    ubs.push_back(index(bound));
+  auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
+  loop->setAttr(kiln::kWorkAttrName, b.getI64IntegerAttr(work));
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  return SmallVector<Value>(loop.getInductionVars());
+}
+
 /// Replaces one row copy (rowCopySource) by its vector loops.
 class RowCopyEmitter {
 public:
@@ -142,29 +164,20 @@ public:
     // Rows in parallel over the outer loops that have more than one
     // iteration (the thread pool splits the first of them).
     SmallVector<unsigned> outer;
-    for (unsigned d = 0; d + 1 < ranges.size(); ++d)
-      if (ranges[d] > 1)
-        outer.push_back(d);
+    SmallVector<int64_t> bounds;
     int64_t rows = 1;
-    for (unsigned d : outer)
-      rows *= ranges[d];
+    for (unsigned d = 0; d + 1 < ranges.size(); ++d)
+      if (ranges[d] > 1) {
+        outer.push_back(d);
+        bounds.push_back(ranges[d]);
+        rows *= ranges[d];
+      }
     SmallVector<Value> indices(ranges.size(), index(0));
-    if (outer.empty()) {
-      copyRow(indices);
-    } else {
-      SmallVector<Value> lbs(outer.size(), index(0)),
-          steps(lbs.size(), index(1));
-      SmallVector<Value> ubs;
-      for (unsigned d : outer)
-        ubs.push_back(index(ranges[d]));
-      auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
-      // The work of the scalar loops it replaces, which the outliner's
-      // threshold is set for: one iteration per element.
-      loop->setAttr(kiln::kWorkAttrName,
-                    b.getI64IntegerAttr(rows * ranges.back()));
+    {
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      for (auto [d, iv] : llvm::zip(outer, loop.getInductionVars()))
+      SmallVector<Value> ivs =
+          openParallelLoop(b, loc, bounds, rows * ranges.back());
+      for (auto [d, iv] : llvm::zip(outer, ivs))
         indices[d] = iv;
       copyRow(indices);
     }
@@ -352,36 +365,26 @@ private:
   /// of the other loops, in parallel.
   void blocksInParallel(int64_t blocks, int64_t height, int64_t firstRow) {
     SmallVector<unsigned> outer;
-    SmallVector<Value> ubs;
+    SmallVector<int64_t> bounds;
+    int64_t elements = blocks * height * ranges[source.columns];
     for (unsigned d = 0; d < ranges.size(); ++d)
       if (d != source.rows && d != source.columns && ranges[d] > 1) {
         outer.push_back(d);
-        ubs.push_back(index(ranges[d]));
-      }
-    // (Unit loops are left out, as canonicalization would drop them with
-    // the work attribute.)
-    if (blocks > 1)
-      ubs.push_back(index(blocks));
-    SmallVector<Value> at(ranges.size(), index(0));
-    at[source.rows] = index(firstRow);
-    OpBuilder::InsertionGuard guard(b);
-    if (!ubs.empty()) {
-      SmallVector<Value> lbs(ubs.size(), index(0)), steps(ubs.size(), index(1));
-      auto loop = scf::ParallelOp::create(b, loc, lbs, ubs, steps);
-      // The work of the scalar loops it replaces: one iteration per element.
-      int64_t elements = blocks * height * ranges[source.columns];
-      for (unsigned d : outer)
+        bounds.push_back(ranges[d]);
         elements *= ranges[d];
-      loop->setAttr(kiln::kWorkAttrName, b.getI64IntegerAttr(elements));
-      b.setInsertionPoint(loop.getBody()->getTerminator());
-      SmallVector<Value> ivs(loop.getInductionVars());
-      for (auto [d, iv] : llvm::zip(outer, ivs))
-        at[d] = iv;
-      if (blocks > 1)
-        at[source.rows] = arith::AddIOp::create(
-            b, loc, index(firstRow),
-            arith::MulIOp::create(b, loc, ivs.back(), index(lanes)));
-    }
+      }
+    if (blocks > 1)
+      bounds.push_back(blocks);
+    OpBuilder::InsertionGuard guard(b);
+    SmallVector<Value> ivs = openParallelLoop(b, loc, bounds, elements);
+    SmallVector<Value> at(ranges.size(), index(0));
+    for (auto [d, iv] : llvm::zip(outer, ivs))
+      at[d] = iv;
+    at[source.rows] = index(firstRow);
+    if (blocks > 1)
+      at[source.rows] = arith::AddIOp::create(
+          b, loc, at[source.rows],
+          arith::MulIOp::create(b, loc, ivs.back(), index(lanes)));
     int64_t columnCount = ranges[source.columns];
     int64_t fullColumns = columnCount / lanes * lanes;
     if (fullColumns) {
