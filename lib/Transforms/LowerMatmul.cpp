@@ -70,6 +70,16 @@ constexpr int64_t kMinWorkItems = 16;
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
+/// The fewest steps of k a slice of the reduction may have
+/// (reductionSlices), and what its length is rounded up to (a cache line
+/// of A's row).
+constexpr int64_t kMinSliceSteps = 512;
+constexpr int64_t kSliceAlignment = 16;
+
+/// L1 ways a tile needs besides its rows of A (tileRowsCollide): B's panel
+/// streaming through, the next panel's prefetched lines, C.
+constexpr int64_t kL1WaysForStreams = 4;
+
 /// Reductions at least this long pack an operand read one row per step,
 /// unless the target's vector FMAs run at half rate (stepsOutrunRows).
 constexpr int64_t kLongReduction = 1024;
@@ -339,19 +349,29 @@ std::optional<MatmulShape> matchShiftedConv(linalg::GenericOp op) {
   return shape;
 }
 
+/// What the kernels are built for: the pass options.
+struct KernelTarget {
+  /// f32 lanes of a vector, the register tile's rows (MR) and vectors per
+  /// row (NR / lanes).
+  int64_t lanes, rows, vectors;
+  bool useFMA, halfRateVectors;
+  int64_t l1Ways, l2Bytes;
+};
+
 class MatmulEmitter {
 public:
-  MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape, int64_t lanes,
-                int64_t mr, int64_t nrVectors, bool useFMA,
-                bool halfRateVectors, int64_t l2Bytes, SymbolTable &symbols)
-      : op(op), shape(shape), lanes(lanes),
-        mr(tileRows(shape.m, mr, nrVectors)), nrVectors(nrVectors),
-        nr(lanes * nrVectors), useFMA(useFMA), halfRateVectors(halfRateVectors),
-        l2Bytes(l2Bytes), symbols(symbols), b(op), loc(op.getLoc()) {
+  MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
+                const KernelTarget &target, SymbolTable &symbols)
+      : op(op), shape(shape), lanes(target.lanes),
+        mr(tileRows(shape.m, target.rows, target.vectors)),
+        nrVectors(target.vectors), nr(lanes * nrVectors), useFMA(target.useFMA),
+        halfRateVectors(target.halfRateVectors), l1Ways(target.l1Ways),
+        l2Bytes(target.l2Bytes), symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
     vectorType = VectorType::get({lanes}, f32);
+    reductionSlice = ReductionSlice{0, shape.k};
   }
 
   void emit() {
@@ -391,8 +411,8 @@ public:
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
                                   /*kMajor=*/shape.lhsTransposed, lhsMatrices);
-    else if (needsPacking(shape.lhsTransposed ? shape.m : shape.k) ||
-             (shape.lhsTransposed && stepsOutrunRows()))
+    else if (shape.lhsTransposed ? needsPacking(shape.m) || stepsOutrunRows()
+                                 : tileRowsCollide(shape.k))
       packedA = allocPacked(mTiles, mr);
     if (rhsData)
       packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
@@ -704,6 +724,19 @@ private:
   /// the tile's loads of consecutive rows collide in the same L1 sets (a row
   /// pitch that is a multiple of 2 KiB), so copying it is worth the pass.
   static bool needsPacking(int64_t cols) { return (cols * 4) % 2048 == 0; }
+
+  /// Whether the MR rows of A a tile reads in place, `cols` floats per row,
+  /// would evict each other from L1: their pitch puts them in the same sets
+  /// (needsPacking) and, with the lines of B's panel streaming through and
+  /// of C, they take more than the sets' ways (`l1Ways`). Zen 4 (8 ways):
+  /// K = 1024 shapes ran at half speed in place. An Emerald Rapids core (12
+  /// ways) reads them in place faster than it packs them, even with all 8
+  /// rows in one set: 128 x K x 768 for K = 512 .. 3072 1-2% (1 thread)
+  /// and 4-5% (2 threads, which read each other's packed rows), 512^3 4% /
+  /// 3%, 1024^3 2% / 1%.
+  bool tileRowsCollide(int64_t cols) const {
+    return needsPacking(cols) && mr + kL1WaysForStreams > l1Ways;
+  }
 
   /// Whether an operand read in place one row per step of k (B, or a
   /// transposed A: an im2col matrix) is better packed because the steps are
@@ -1017,16 +1050,38 @@ private:
   /// the items are numbered the other way round: a thread's share of them
   /// is then a range of the other operand, read once.
   void emitTiles(Value batch, int64_t batches = 1) {
-    bool alongRows = shape.k <= kShortReduction;
-    // Each item fixes one unit (a panel, or along rows a row tile) and
-    // sweeps a range of the other (row tiles, or panels); the last unit of
-    // each may be ragged.
-    int64_t fixedUnits = alongRows ? mTiles : nPanels;
-    int64_t fixedFull = alongRows ? shape.m / mr : shape.n / nr;
-    int64_t fixedRagged = alongRows ? shape.m % mr : shape.n % nr;
-    int64_t sweptUnits = alongRows ? nPanels : mTiles;
-    int64_t sweptFull = alongRows ? shape.n / nr : shape.m / mr;
-    int64_t sweptRagged = alongRows ? shape.n % nr : shape.m % mr;
+    ItemPlan plan = planItems(batches);
+    int64_t slices = reductionSlices(plan);
+    int64_t sliceSteps =
+        llvm::alignTo(llvm::divideCeil(shape.k, slices), kSliceAlignment);
+    for (int64_t begin = 0; begin < shape.k; begin += sliceSteps) {
+      reductionSlice =
+          ReductionSlice{begin, std::min(sliceSteps, shape.k - begin)};
+      emitItems(batch, batches, plan);
+    }
+    reductionSlice = ReductionSlice{0, shape.k};
+  }
+
+  /// How emitTiles shares the tiles out: each item fixes one unit (a panel,
+  /// or along rows a row tile) and sweeps `perItem` of the other, in
+  /// `groups` groups per fixed unit, numbered swept-major or not.
+  struct ItemPlan {
+    bool alongRows, sweptFirst;
+    int64_t fixedUnits, fixedFull, fixedRagged;
+    int64_t sweptUnits, sweptFull, sweptRagged;
+    int64_t perItem, groups;
+  };
+
+  ItemPlan planItems(int64_t batches) const {
+    ItemPlan plan;
+    bool alongRows = plan.alongRows = shape.k <= kShortReduction;
+    // The last unit of each kind may be ragged.
+    plan.fixedUnits = alongRows ? mTiles : nPanels;
+    plan.fixedFull = alongRows ? shape.m / mr : shape.n / nr;
+    plan.fixedRagged = alongRows ? shape.m % mr : shape.n % nr;
+    plan.sweptUnits = alongRows ? nPanels : mTiles;
+    plan.sweptFull = alongRows ? shape.n / nr : shape.m / mr;
+    plan.sweptRagged = alongRows ? shape.n % nr : shape.m % mr;
     int64_t perItem =
         alongRows ? kPanelsPerSweep
                   : std::max<int64_t>(1, kRowBlockBytes / (shape.k * mr * 4));
@@ -1037,13 +1092,47 @@ private:
     // sweep stays whole: its stores along C's rows are the point.
     if (!alongRows) {
       int64_t groupsWanted =
-          llvm::divideCeil(kMinWorkItems, fixedUnits * batches);
-      perItem = std::min(
-          perItem,
-          std::max<int64_t>(1, llvm::divideCeil(sweptUnits, groupsWanted)));
+          llvm::divideCeil(kMinWorkItems, plan.fixedUnits * batches);
+      perItem = std::min(perItem,
+                         std::max<int64_t>(1, llvm::divideCeil(plan.sweptUnits,
+                                                               groupsWanted)));
     }
-    int64_t groups =
-        std::max<int64_t>(1, llvm::divideCeil(sweptUnits, perItem));
+    plan.perItem = perItem;
+    plan.groups =
+        std::max<int64_t>(1, llvm::divideCeil(plan.sweptUnits, perItem));
+    plan.sweptFirst = sweptMajor(alongRows, plan.groups);
+    return plan;
+  }
+
+  /// How many slices of k the tiles are computed in, one parallel loop
+  /// after the other, each adding its part of the sum to C. Numbered
+  /// panel-major, the items read all of A for every panel: when A and two
+  /// panels of B (the one being read and the one streaming in) outgrow
+  /// half of L2, A is read again from L3 for each panel and the k loop
+  /// waits on it. Sliced, the working set is A's and the panels' slice of
+  /// k. 128 x 3072 x 768 (BERT's second FFN matmul, 1 thread): 3.71 ->
+  /// 3.61 ms as four matmuls of K = 768; 128 x 4608 x 768 5.69 -> 5.39.
+  /// Slices shorter than kMinSliceSteps are not worth their stores of C
+  /// (and large M would need them: GEMMs that tall are swept-major).
+  int64_t reductionSlices(const ItemPlan &plan) const {
+    if (plan.alongRows || plan.sweptFirst || !shape.tapOffsets.empty() ||
+        transposeCopy)
+      return 1;
+    int64_t bytesPerStep = 4 * (shape.m + 2 * nr);
+    int64_t slices = llvm::divideCeil(bytesPerStep * shape.k, l2Bytes / 2);
+    if (slices <= 1 || shape.k / slices < kMinSliceSteps)
+      return 1;
+    return slices;
+  }
+
+  /// One parallel loop over the items of `plan` for the current slice of
+  /// k.
+  void emitItems(Value batch, int64_t batches, const ItemPlan &plan) {
+    bool alongRows = plan.alongRows;
+    int64_t fixedUnits = plan.fixedUnits, fixedFull = plan.fixedFull,
+            fixedRagged = plan.fixedRagged, sweptFull = plan.sweptFull,
+            sweptRagged = plan.sweptRagged, perItem = plan.perItem,
+            groups = plan.groups;
     // With `batches`, the items of every batch element (`batch` unset).
     int64_t itemsPerBatch = fixedUnits * groups;
     auto items = scf::ParallelOp::create(
@@ -1054,9 +1143,9 @@ private:
     // nest this replaces, one per multiply-add (M x N x K). (Counting vector
     // FMAs instead kept a batch-1 classifier, a 2 MB weight stream, on one
     // thread.)
-    items->setAttr(
-        kiln::kWorkAttrName,
-        b.getI64IntegerAttr(batches * shape.m * shape.k * nPanels * nr));
+    items->setAttr(kiln::kWorkAttrName,
+                   b.getI64IntegerAttr(batches * shape.m *
+                                       reductionSlice.steps * nPanels * nr));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];
@@ -1067,7 +1156,7 @@ private:
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     Value fixed, group;
-    bool sweptFirst = sweptMajor(alongRows, groups);
+    bool sweptFirst = plan.sweptFirst;
     if (sweptFirst) {
       group = arith::DivUIOp::create(b, loc, item, index(fixedUnits));
       fixed = arith::RemUIOp::create(b, loc, item, index(fixedUnits));
@@ -1142,7 +1231,9 @@ private:
           ArrayRef<int64_t>{lastLanes});
     auto column = [&](int64_t j) { return add(col0, j * lanes); };
     auto partial = [&](int64_t j) { return mask && j == vectors - 1; };
-    if (epilogue && !transposeCopy)
+    // Slices of k before the last add into C; the last one finishes it.
+    bool finishes = lastSlice();
+    if (epilogue && !transposeCopy && finishes)
       for (int64_t r = 0; r < rows; ++r)
         epilogue->prefetch(b, loc, add(row0, r), col0, width);
 
@@ -1152,7 +1243,7 @@ private:
         DenseElementsAttr::get(vectorType, b.getF32FloatAttr(0).getValue()));
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
-        if (zeroInit) {
+        if (zeroInit && firstSlice()) {
           init.push_back(zero);
           continue;
         }
@@ -1215,9 +1306,11 @@ private:
     // k in one loop, or (implicit GEMM) a loop over channels whose taps are
     // unrolled, each reading the channel's row at its constant shift.
     bool shifted = !shape.tapOffsets.empty();
-    int64_t steps = shifted ? shape.channels : shape.k;
+    int64_t begin = shifted ? 0 : reductionSlice.begin;
+    int64_t end =
+        shifted ? shape.channels : reductionSlice.begin + reductionSlice.steps;
     auto loop =
-        scf::ForOp::create(b, loc, index(0), index(steps), index(1), init);
+        scf::ForOp::create(b, loc, index(begin), index(end), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -1237,18 +1330,19 @@ private:
                       col0);
       return;
     }
-    Value target = epilogue ? epilogue->output() : out;
+    bool applies = epilogue && finishes;
+    Value target = applies ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         Value acc = loop.getResult(r * vectors + j);
         Value row = add(row0, r);
-        if (epilogue && epilogue->getPitch()) {
+        if (applies && epilogue->getPitch()) {
           storeSlicedLines(acc, row, column(j));
           continue;
         }
         SmallVector<Value, 2> at{row, column(j)};
         Value mask_ = partial(j) ? mask : Value();
-        if (epilogue)
+        if (applies)
           acc = epilogue->apply(b, loc, acc, row, column(j), mask_);
         if (mask_)
           vector::MaskedStoreOp::create(b, loc, target, at, mask_, acc);
@@ -1279,13 +1373,20 @@ private:
     // Each step covers ceil(NR / tiles) floats of the next panel, tile t
     // from t * K steps' worth on: an offset linear in k, which LLVM turns
     // into a pointer increment (a division per step cost AVX2's 6-cycle
-    // steps 10% of their speed).
+    // steps 10% of their speed). With slices of k (reductionSlices), the
+    // next panel's slice, counted from the slice's first step.
     int64_t perStep = llvm::divideCeil(nr, share.tiles);
     int64_t panelFloats = shape.k * nr;
     Value next =
         arith::MinUIOp::create(b, loc, add(share.panel, 1), index(nPanels - 1));
-    Value offset = add(mul(next, panelFloats),
-                       mul(add(mul(share.tile, shape.k), k), perStep));
+    int64_t begin = reductionSlice.begin;
+    Value base = mul(next, panelFloats), step = k;
+    if (begin) {
+      base = add(base, begin * nr);
+      step = arith::SubIOp::create(b, loc, k, index(begin));
+    }
+    Value offset = add(
+        base, mul(add(mul(share.tile, reductionSlice.steps), step), perStep));
     Value clamped = arith::MinUIOp::create(b, loc, offset,
                                            index(nPanels * panelFloats - 1));
     Value floats = memref::CollapseShapeOp::create(
@@ -1504,12 +1605,20 @@ private:
   /// The share of the next panel the tile being emitted prefetches, if
   /// any.
   std::optional<NextPanelShare> nextPanelShare;
+  /// The steps of k the tiles being emitted compute (reductionSlices).
+  struct ReductionSlice {
+    int64_t begin, steps;
+  } reductionSlice;
+  bool firstSlice() const { return reductionSlice.begin == 0; }
+  bool lastSlice() const {
+    return reductionSlice.begin + reductionSlice.steps == shape.k;
+  }
   linalg::GenericOp op;
   MatmulShape shape;
   int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
   bool useFMA;
   bool halfRateVectors;
-  int64_t l2Bytes;
+  int64_t l1Ways, l2Bytes;
   SymbolTable &symbols;
   OpBuilder b;
   Location loc;
@@ -1548,10 +1657,10 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
       } else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
         matmuls.push_back({op, *shape});
     });
+    KernelTarget target{lanes,           rows,   vectors, fma,
+                        halfRateVectors, l1Ways, l2Bytes};
     for (auto &[op, shape] : matmuls)
-      MatmulEmitter(op, shape, lanes, rows, vectors, fma, halfRateVectors,
-                    l2Bytes, symbols)
-          .emit();
+      MatmulEmitter(op, shape, target, symbols).emit();
   }
 };
 

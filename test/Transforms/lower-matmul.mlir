@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6" -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
+// RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -839,6 +840,62 @@ func.func @strided_a(%x: memref<4x96xf32>, %c: memref<4x32xf32>) {
   ^bb0(%x0: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x0, %y : f32
     %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#cols = affine_map<(m, n) -> (n)>
+
+// With a 1 MiB L2, A (512 KiB) and two panels of B (2 x 256 KiB) outgrow
+// half of it, and the items are panel-major (B, 2 MiB, would be read
+// again per block of rows): k is computed in 2 slices of 1024, one parallel
+// loop each. The first starts from zero and stores its sums into C; the
+// second starts from C and applies the bias before its stores. With 12 L1
+// ways, A (8 KiB a row) is read in place; with 8 (the default) it is packed.
+// SLICE-LABEL: func.func @reduction_slices
+// SLICE-NOT: memref.alloc() {alignment = 64 : i64} : memref<8x2048x8xf32>
+// SLICE: %[[C:.*]] = memref.alloc() : memref<64x256xf32>
+// SLICE: scf.parallel
+// SLICE: scf.for %{{.*}} = %c0{{.*}} to %c1024{{.*}} step %{{.*}} iter_args
+// SLICE: memref.load %arg0
+// SLICE: vector.store %{{.*}}, %[[C]]
+// SLICE: scf.reduce
+// SLICE: scf.parallel
+// SLICE: vector.load %[[C]]
+// SLICE: scf.for %{{.*}} = %c1024{{.*}} to %c2048{{.*}} step %{{.*}} iter_args
+// SLICE: arith.addf
+// SLICE: vector.store %{{.*}}, %arg3
+// SLICE: scf.reduce
+// SLICE-NOT: scf.parallel
+// CHECK-LABEL: func.func @reduction_slices
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<8x2048x8xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2048{{.*}} step %{{.*}} iter_args
+// CHECK-NOT: scf.parallel
+func.func @reduction_slices(%a: memref<64x2048xf32>, %w: memref<2048x256xf32>,
+                            %bias: memref<256xf32>, %y: memref<64x256xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<64x256xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x256xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x2048xf32>, memref<2048x256xf32>) outs(%c : memref<64x256xf32>) {
+  ^bb0(%x: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %x, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #cols, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x256xf32>, memref<256xf32>) outs(%y : memref<64x256xf32>) {
+  ^bb0(%x: f32, %v: f32, %o: f32):
+    %s = arith.addf %x, %v : f32
     linalg.yield %s : f32
   }
   return

@@ -114,6 +114,11 @@ cl::opt<std::string> matmulTile(
              "(e.g. 8x2: 8 rows of 2 vector registers); default: the "
              "target's"),
     cl::value_desc("RxV"), cl::Hidden);
+cl::opt<int64_t> l1Ways(
+    "l1-ways",
+    cl::desc("Tuning: ways of a core's L1 data cache, which decide whether "
+             "the CPU matmul kernels pack A; default: the target's"),
+    cl::init(0), cl::Hidden);
 cl::opt<int64_t> l2Bytes(
     "l2-bytes",
     cl::desc("Tuning: bytes of a core's L2 cache the CPU matmul kernels "
@@ -441,6 +446,14 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                      << ": expected ROWSxVECTORS, both positive (e.g. 8x2)\n";
         return 1;
       }
+    }
+    if (l1Ways.getNumOccurrences()) {
+      if (l1Ways < 1) {
+        llvm::errs() << "error: --l1-ways=" << l1Ways
+                     << ": expected a positive number of ways\n";
+        return 1;
+      }
+      cpuOptions.l1Ways = l1Ways;
     }
     if (l2Bytes.getNumOccurrences()) {
       if (l2Bytes < 1) {

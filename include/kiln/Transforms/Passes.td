@@ -150,6 +150,10 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "512-bit ops on 256-bit pipes): a step of k then takes long "
            "enough to read an operand in place over a long reduction "
            "instead of packing it">,
+    Option<"l1Ways", "l1-ways", "int64_t", /*default=*/"8",
+           "Ways of a core's L1 data cache: with few, the rows of A a tile "
+           "reads in place evict each other when their pitch is a multiple "
+           "of 2 KiB, and A is packed on every call instead">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
            "Bytes of a core's L2 cache, which orders a matmul's work items: "
            "an operand that fits in half of it (along C's rows, a quarter) "

@@ -212,12 +212,13 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
     return true;
   }();
   (void)registered;
-  std::string matmul = llvm::formatv(
-      "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
-      "half-rate-vectors={4} l2-bytes={5}}",
-      options.vectorLanes, options.matmulRows, options.matmulVectors,
-      options.hasFMA ? "true" : "false",
-      options.halfRateVectors ? "true" : "false", options.l2Bytes);
+  std::string matmul =
+      llvm::formatv("kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
+                    "half-rate-vectors={4} l1-ways={5} l2-bytes={6}}",
+                    options.vectorLanes, options.matmulRows,
+                    options.matmulVectors, options.hasFMA ? "true" : "false",
+                    options.halfRateVectors ? "true" : "false", options.l1Ways,
+                    options.l2Bytes);
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
   std::string winograd = llvm::formatv(
@@ -267,6 +268,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   CodegenOptions options;
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   options.hasFMA = info->checkFeatures("+fma");
+  options.l1Ways = l1DataWays(machine);
   if (info->checkFeatures("+avx512f")) {
     options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;
     return options;

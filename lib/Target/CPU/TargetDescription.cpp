@@ -3,6 +3,7 @@
 #include "kiln/Target/CPU/TargetDescription.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -18,6 +19,17 @@ int fmaLanes(const llvm::TargetMachine &machine) {
   if (info->checkFeatures("+fma"))
     return 8;
   return 2; // SSE: a 4-lane multiply and add, no fusion
+}
+
+int l1DataWays(const llvm::TargetMachine &machine) {
+  // LLVM's names for them (-mcpu); hybrid parts by their performance cores.
+  static const llvm::StringSet<> twelveWays = {
+      "icelake-client", "icelake-server", "tigerlake",       "rocketlake",
+      "alderlake",      "raptorlake",     "meteorlake",      "arrowlake",
+      "arrowlake-s",    "lunarlake",      "pantherlake",     "sapphirerapids",
+      "emeraldrapids",  "graniterapids",  "graniterapids-d", "diamondrapids",
+      "znver5"};
+  return twelveWays.contains(machine.getTargetCPU()) ? 12 : 8;
 }
 
 namespace {

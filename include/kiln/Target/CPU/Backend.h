@@ -96,6 +96,9 @@ struct CodegenOptions {
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
+  /// Ways of a core's L1 data cache, which decides whether A is packed
+  /// (kiln-lower-matmul{l1-ways}).
+  int64_t l1Ways = 8;
   /// Bytes of a core's L2, which orders the matmuls' work items
   /// (kiln-lower-matmul{l2-bytes}).
   int64_t l2Bytes = 2 * 1024 * 1024;

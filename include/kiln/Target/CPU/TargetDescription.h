@@ -14,6 +14,10 @@ namespace kiln::cpu {
 /// executes 512-bit ops on 256-bit pipes; 8 with AVX2 and FMA.
 int fmaLanes(const llvm::TargetMachine &machine);
 
+/// Ways of a core's L1 data cache: 12 on the cores with 48 KiB of it
+/// (Intel's since Sunny Cove, Zen 5), 8 on the others (32 KiB).
+int l1DataWays(const llvm::TargetMachine &machine);
+
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
 /// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
 /// triad bandwidth per thread count), the measured numbers; otherwise an
