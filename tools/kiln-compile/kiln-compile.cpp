@@ -447,22 +447,22 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
         return 1;
       }
     }
-    if (l1Ways.getNumOccurrences()) {
-      if (l1Ways < 1) {
-        llvm::errs() << "error: --l1-ways=" << l1Ways
-                     << ": expected a positive number of ways\n";
-        return 1;
+    // The cache sizes' overrides, when given, must be positive.
+    auto takeCacheOption = [](const cl::opt<int64_t> &option,
+                              llvm::StringRef unit, int64_t &into) {
+      if (!option.getNumOccurrences())
+        return true;
+      if (option < 1) {
+        llvm::errs() << "error: --" << option.ArgStr << "=" << option
+                     << ": expected a positive number of " << unit << "\n";
+        return false;
       }
-      cpuOptions.l1Ways = l1Ways;
-    }
-    if (l2Bytes.getNumOccurrences()) {
-      if (l2Bytes < 1) {
-        llvm::errs() << "error: --l2-bytes=" << l2Bytes
-                     << ": expected a positive number of bytes\n";
-        return 1;
-      }
-      cpuOptions.l2Bytes = l2Bytes;
-    }
+      into = option;
+      return true;
+    };
+    if (!takeCacheOption(l1Ways, "ways", cpuOptions.l1Ways) ||
+        !takeCacheOption(l2Bytes, "bytes", cpuOptions.l2Bytes))
+      return 1;
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);
         })))
