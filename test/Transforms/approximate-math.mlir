@@ -3,14 +3,18 @@
 
 // exp: clamp, n = round(x log2 e), r = x - n ln 2 in two parts, a degree-5
 // polynomial (five FMAs), then 2^n: one ldexp, or two powers of two built
-// from exponent bits.
+// from exponent bits; below -125.5 ln 2 the result is 0 (never subnormal).
 // LDEXP-LABEL: func.func @exp
-// LDEXP: arith.cmpf olt
+// LDEXP-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// LDEXP-DAG: %[[LOW:.*]] = arith.constant -86.9899673 : f32
+// LDEXP: arith.cmpf olt, %arg0, %[[LOW]]
 // LDEXP: arith.cmpf ogt
 // LDEXP: %[[N:.*]] = math.roundeven
 // LDEXP-COUNT-7: math.fma
 // LDEXP: %[[K:.*]] = arith.fptosi %[[N]] : f32 to i32
-// LDEXP: llvm.intr.ldexp(%{{.*}}, %[[K]]) : (f32, i32) -> f32
+// LDEXP: %[[SCALED:.*]] = llvm.intr.ldexp(%{{.*}}, %[[K]]) : (f32, i32) -> f32
+// LDEXP: %[[SMALL:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
+// LDEXP: arith.select %[[SMALL]], %[[ZERO]], %[[SCALED]]
 // LDEXP-NOT: math.exp
 // BITS-LABEL: func.func @exp
 // BITS: math.roundeven
@@ -19,6 +23,9 @@
 // BITS: %[[H:.*]] = arith.shrsi %[[K]]
 // BITS: arith.subi %[[K]], %[[H]]
 // BITS-COUNT-2: arith.shli
+// BITS: %[[SCALED:.*]] = arith.mulf
+// BITS: %[[SMALL:.*]] = arith.cmpf olt, %arg0
+// BITS: arith.select %[[SMALL]], %{{.*}}, %[[SCALED]]
 // BITS-NOT: llvm.intr.ldexp
 // BITS-NOT: math.exp
 func.func @exp(%x: f32) -> f32 {
