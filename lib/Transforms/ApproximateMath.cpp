@@ -12,8 +12,8 @@
 // the target lowers a vector ldexp natively (AVX-512: vscalefps); elsewhere
 // it multiplies by two powers of two built from exponent bits. Either way
 // overflow gives inf; results below 2^-125.5 are flushed to zero (not made
-// denormal: each denormal costs Intel cores a microcode assist). Everything
-// else goes to MLIR's polynomial approximation patterns.
+// subnormal: each subnormal costs Intel cores a microcode assist).
+// Everything else goes to MLIR's polynomial approximation patterns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,13 +51,15 @@ constexpr int kDegree = 5;
 /// n beyond which 2^n * p is inf in f32 whatever p in [2^-1/2, 2^1/2].
 constexpr double kMaxExponent = 151;
 
-/// The least exponent whose 2^w is computed: 2^-125.5 is still normal, and
-/// every step below it (n >= -126, p >= 2^-1/2) too. Smaller results are
-/// flushed to zero rather than made denormal: an Intel core takes a
-/// microcode assist of ~100 cycles for each operation that produces or
-/// reads a denormal, and a matmul epilogue's GELU (tanh form) over large
-/// activations ran 3x slower for it (128 x 768 x 3072 + GELU: 11% over the
-/// bias alone, 4% with small activations).
+/// The least w whose 2^w is computed; smaller results are flushed to zero
+/// rather than made subnormal: an Intel core takes a microcode assist of
+/// ~100 cycles for each operation that produces or reads a subnormal, and a
+/// matmul epilogue's GELU (tanh form) over large activations ran 3x slower
+/// for it (128 x 768 x 3072 + GELU: 11% over the bias alone, 4% with small
+/// activations). From w >= -125.5 on, 2^w >= 2^-125.5 is normal, and so is
+/// every intermediate: n = round(w) is -126 only for w - n near +1/2,
+/// where p is near 2^1/2, and the two factors of the bits path are
+/// powers of two of at least 2^-63.
 constexpr double kMinExponent = -125.5;
 
 /// ln 2 split so that n * kLn2High is exact for |n| < 2^11 (Cody-Waite).
@@ -117,9 +119,9 @@ public:
       p = fma(p, r, constant(c));
     return p;
   }
-  /// p * 2^n for an integral-valued n in [-126, kMaxExponent] (so the
-  /// result, p >= 2^-1/2, is normal or inf). Without ldexp, as p * 2^h *
-  /// 2^(n - h) with h = n / 2: each factor is a normal f32 built from
+  /// p * 2^n for an integral-valued n in [-126, kMaxExponent] (normal or
+  /// inf for the w >= kMinExponent it is used on). Without ldexp, as p *
+  /// 2^h * 2^(n - h) with h = n / 2: each factor is a normal f32 built from
   /// exponent bits, and the products round to inf as the exact result
   /// would.
   Value scale(Value p, Value n, bool useLdexp) {

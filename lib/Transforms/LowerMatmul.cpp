@@ -77,8 +77,10 @@ constexpr int64_t kMinSliceSteps = 512;
 constexpr int64_t kSliceAlignment = 16;
 
 /// L1 ways a tile needs besides its rows of A (tileRowsCollide): B's panel
-/// streaming through, the next panel's prefetched lines, C.
+/// streaming through, the next panel's prefetched lines, C. L1s with at
+/// most kNarrowL1Ways ways (32 KiB) always pack a colliding A.
 constexpr int64_t kL1WaysForStreams = 4;
+constexpr int64_t kNarrowL1Ways = 8;
 
 /// Reductions at least this long pack an operand read one row per step,
 /// unless the target's vector FMAs run at half rate (stepsOutrunRows).
@@ -411,7 +413,7 @@ public:
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
                                   /*kMajor=*/shape.lhsTransposed, lhsMatrices);
-    else if (shape.lhsTransposed ? needsPacking(shape.m) || stepsOutrunRows()
+    else if (shape.lhsTransposed ? (needsPacking(shape.m) || stepsOutrunRows())
                                  : tileRowsCollide(shape.k))
       packedA = allocPacked(mTiles, mr);
     if (rhsData)
@@ -729,13 +731,16 @@ private:
   /// would evict each other from L1: their pitch puts them in the same sets
   /// (needsPacking) and, with the lines of B's panel streaming through and
   /// of C, they take more than the sets' ways (`l1Ways`). Zen 4 (8 ways):
-  /// K = 1024 shapes ran at half speed in place. An Emerald Rapids core (12
-  /// ways) reads them in place faster than it packs them, even with all 8
-  /// rows in one set: 128 x K x 768 for K = 512 .. 3072 1-2% (1 thread)
-  /// and 4-5% (2 threads, which read each other's packed rows), 512^3 4% /
-  /// 3%, 1024^3 2% / 1%.
+  /// K = 1024 shapes ran at half speed in place; an 8-way L1 packs A for
+  /// any such pitch, whatever the tile's rows, as it was measured. An
+  /// Emerald Rapids core (12 ways) reads them in place faster than it packs
+  /// them, even with all 8 rows in one set: 128 x K x 768 for K = 512,
+  /// 1024, 2048 1-2% (1 thread) and 4-5% (2 threads, which read each
+  /// other's packed rows), 512^3 4% / 3%, 1024^3 2% / 1%.
   bool tileRowsCollide(int64_t cols) const {
-    return needsPacking(cols) && mr + kL1WaysForStreams > l1Ways;
+    if (!needsPacking(cols))
+      return false;
+    return l1Ways <= kNarrowL1Ways || mr + kL1WaysForStreams > l1Ways;
   }
 
   /// Whether an operand read in place one row per step of k (B, or a
@@ -1051,12 +1056,18 @@ private:
   /// is then a range of the other operand, read once.
   void emitTiles(Value batch, int64_t batches = 1) {
     ItemPlan plan = planItems(batches);
+    // Slices of a whole number of A's cache lines (at least kMinSliceSteps
+    // each); the last one also takes the remainder.
     int64_t slices = reductionSlices(plan);
     int64_t sliceSteps =
-        llvm::alignTo(llvm::divideCeil(shape.k, slices), kSliceAlignment);
-    for (int64_t begin = 0; begin < shape.k; begin += sliceSteps) {
-      reductionSlice =
-          ReductionSlice{begin, std::min(sliceSteps, shape.k - begin)};
+        slices == 1
+            ? shape.k
+            : int64_t(llvm::alignDown(shape.k / slices, kSliceAlignment));
+    slices = shape.k / sliceSteps;
+    for (int64_t slice = 0; slice < slices; ++slice) {
+      int64_t begin = slice * sliceSteps;
+      reductionSlice = ReductionSlice{
+          begin, slice + 1 < slices ? sliceSteps : shape.k - begin};
       emitItems(batch, batches, plan);
     }
     reductionSlice = ReductionSlice{0, shape.k};
@@ -1074,7 +1085,8 @@ private:
 
   ItemPlan planItems(int64_t batches) const {
     ItemPlan plan;
-    bool alongRows = plan.alongRows = shape.k <= kShortReduction;
+    plan.alongRows = shape.k <= kShortReduction;
+    bool alongRows = plan.alongRows;
     // The last unit of each kind may be ragged.
     plan.fixedUnits = alongRows ? mTiles : nPanels;
     plan.fixedFull = alongRows ? shape.m / mr : shape.n / nr;
@@ -1110,16 +1122,19 @@ private:
   /// panels of B (the one being read and the one streaming in) outgrow
   /// half of L2, A is read again from L3 for each panel and the k loop
   /// waits on it. Sliced, the working set is A's and the panels' slice of
-  /// k. 128 x 3072 x 768 (BERT's second FFN matmul, 1 thread): 3.71 ->
-  /// 3.61 ms as four matmuls of K = 768; 128 x 4608 x 768 5.69 -> 5.39.
-  /// Slices shorter than kMinSliceSteps are not worth their stores of C
-  /// (and large M would need them: GEMMs that tall are swept-major).
+  /// k. 128 x 3072 x 768 (BERT's second FFN matmul, 3 slices of 1024, A
+  /// read in place): 3.78 -> 3.62 ms on 1 thread, 2.07 -> 1.84 on 2; 128 x
+  /// 4608 x 768 5.86 -> 5.41 and 3.20 -> 2.76. Slices shorter than
+  /// kMinSliceSteps are not made: a tall A would need them, and 1024 x 3072
+  /// x 768 in six slices of 512 ran 13% slower (GEMMs that tall are mostly
+  /// swept-major anyway).
   int64_t reductionSlices(const ItemPlan &plan) const {
     if (plan.alongRows || plan.sweptFirst || !shape.tapOffsets.empty() ||
         transposeCopy)
       return 1;
     int64_t bytesPerStep = 4 * (shape.m + 2 * nr);
-    int64_t slices = llvm::divideCeil(bytesPerStep * shape.k, l2Bytes / 2);
+    int64_t slices = llvm::divideCeil(bytesPerStep * shape.k,
+                                      std::max<int64_t>(1, l2Bytes / 2));
     if (slices <= 1 || shape.k / slices < kMinSliceSteps)
       return 1;
     return slices;
@@ -1129,10 +1144,7 @@ private:
   /// k.
   void emitItems(Value batch, int64_t batches, const ItemPlan &plan) {
     bool alongRows = plan.alongRows;
-    int64_t fixedUnits = plan.fixedUnits, fixedFull = plan.fixedFull,
-            fixedRagged = plan.fixedRagged, sweptFull = plan.sweptFull,
-            sweptRagged = plan.sweptRagged, perItem = plan.perItem,
-            groups = plan.groups;
+    int64_t fixedUnits = plan.fixedUnits, groups = plan.groups;
     // With `batches`, the items of every batch element (`batch` unset).
     int64_t itemsPerBatch = fixedUnits * groups;
     auto items = scf::ParallelOp::create(
@@ -1156,17 +1168,16 @@ private:
     Value rowBase =
         shape.lhsBatched || shape.rhsBatched ? mul(batch, shape.m) : index(0);
     Value fixed, group;
-    bool sweptFirst = plan.sweptFirst;
-    if (sweptFirst) {
+    if (plan.sweptFirst) {
       group = arith::DivUIOp::create(b, loc, item, index(fixedUnits));
       fixed = arith::RemUIOp::create(b, loc, item, index(fixedUnits));
     } else {
       fixed = arith::DivUIOp::create(b, loc, item, index(groups));
       group = arith::RemUIOp::create(b, loc, item, index(groups));
     }
-    Value first = mul(group, perItem);
-    Value end =
-        arith::MinSIOp::create(b, loc, add(first, perItem), index(sweptFull));
+    Value first = mul(group, plan.perItem);
+    Value end = arith::MinSIOp::create(b, loc, add(first, plan.perItem),
+                                       index(plan.sweptFull));
     auto tile = [&](Value fixedUnit, int64_t fixedSize, Value sweptUnit,
                     int64_t sweptSize) {
       if (alongRows)
@@ -1181,18 +1192,20 @@ private:
       // or swept-major the item's (the next item reads the next panel; a
       // last group of fewer tiles brings in only part of it).
       bool streams = !alongRows && rhsData && fixedSize == nr &&
-                     sweptFull > 1 && nPanels > 1;
-      int64_t sharers = sweptFirst ? std::min(perItem, sweptFull) : sweptFull;
+                     plan.sweptFull > 1 && nPanels > 1;
+      int64_t sharers = plan.sweptFirst ? std::min(plan.perItem, plan.sweptFull)
+                                        : plan.sweptFull;
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
           nextPanelShare = NextPanelShare{
               fixed,
-              sweptFirst ? arith::SubIOp::create(b, loc, unit, first) : unit,
+              plan.sweptFirst ? arith::SubIOp::create(b, loc, unit, first)
+                              : unit,
               sharers};
         tile(fixed, fixedSize, unit, sweptSize);
         nextPanelShare.reset();
       });
-      if (!sweptRagged)
+      if (!plan.sweptRagged)
         return;
       // The ragged last unit belongs to the last group.
       Value lastGroup = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -1200,20 +1213,20 @@ private:
       auto tail = scf::IfOp::create(b, loc, lastGroup, /*withElse=*/false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(tail.thenBlock()->getTerminator());
-      tile(fixed, fixedSize, index(sweptFull), sweptRagged);
+      tile(fixed, fixedSize, index(plan.sweptFull), plan.sweptRagged);
     };
     int64_t fixedSize = alongRows ? mr : nr;
-    if (!fixedRagged) {
+    if (!plan.fixedRagged) {
       sweep(fixedSize);
       return;
     }
     Value isFull = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         fixed, index(fixedFull));
+                                         fixed, index(plan.fixedFull));
     auto choice = scf::IfOp::create(b, loc, isFull, /*withElse=*/true);
     b.setInsertionPoint(choice.thenBlock()->getTerminator());
     sweep(fixedSize);
     b.setInsertionPoint(choice.elseBlock()->getTerminator());
-    sweep(fixedRagged);
+    sweep(plan.fixedRagged);
   }
 
   /// C[rows of tile][cols of panel] += Ap[tile] * Bp[panel], the tile held
@@ -1349,6 +1362,15 @@ private:
         else
           vector::StoreOp::create(b, loc, acc, target, at);
       }
+  }
+
+  /// A slice of the reduction: steps [begin, begin + steps) of k.
+  struct ReductionSlice {
+    int64_t begin, steps;
+  };
+  bool firstSlice() const { return reductionSlice.begin == 0; }
+  bool lastSlice() const {
+    return reductionSlice.begin + reductionSlice.steps == shape.k;
   }
 
   /// A share of the next panel of packed B, for tile `tile` of the `tiles`
@@ -1606,13 +1628,7 @@ private:
   /// any.
   std::optional<NextPanelShare> nextPanelShare;
   /// The steps of k the tiles being emitted compute (reductionSlices).
-  struct ReductionSlice {
-    int64_t begin, steps;
-  } reductionSlice;
-  bool firstSlice() const { return reductionSlice.begin == 0; }
-  bool lastSlice() const {
-    return reductionSlice.begin + reductionSlice.steps == shape.k;
-  }
+  ReductionSlice reductionSlice;
   linalg::GenericOp op;
   MatmulShape shape;
   int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;

@@ -4,7 +4,8 @@ AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
 (--mcpu=x86-64-v3), a 6 x 4-vector tile (--matmul-tile=6x4: 64-column
 panels, so other ragged-N paths) on the host, and the host's tile with a
 4 KiB L2 (--l2-bytes=4096: the work items in the other order), a 512 KiB
-L2 (slices of k) and an 8-way L1 (A packed per call), checked
+L2 (slices of k) and an 8- and a 12-way L1 (A packed per call or read in
+place), checked
 against ONNX Runtime: ragged M and N (fewer rows
 than the tile, a masked last vector, a panel narrower than one vector),
 K = 1, weights packed at compile time and B packed per call, a batch of A
@@ -45,8 +46,10 @@ TARGETS = [
     # (reductionSlices), which the default 2 MiB does not need.
     ("native-l2-512k", ["--mcpu=native", "--l2-bytes=524288"]),
     # An L1 of 8 ways (Zen 4's): A is packed when its rows are 2 KiB apart
-    # (packed_a); with 12 (Intel's since Ice Lake) it is read in place.
+    # (packed_a); with 12 (Intel's since Ice Lake) it is read in place,
+    # whatever the host.
     ("native-l1-8", ["--mcpu=native", "--l1-ways=8"]),
+    ("native-l1-12", ["--mcpu=native", "--l1-ways=12"]),
 ]
 
 
@@ -110,9 +113,10 @@ CASES = [
     # panels; 35 panels make 3 groups, the last with the ragged panel, and
     # 21 rows a ragged tile; with a fused epilogue, on the thread pool.
     ("short_k_row_sweeps", [21, 24], [24, 1100], True, True),
-    # Long reductions: with a 512 KiB L2, 4 slices of k (constant B, each
-    # slice's tiles streaming in the next panel's slice; the bias on the
-    # last), and per batch element 3 (the last 672 long).
+    # Long reductions: with a 512 KiB L2, slices of k (AVX-512: 4 of 512,
+    # constant B, each slice's tiles streaming in the next panel's slice,
+    # the bias on the last; AVX2's narrower panels: 3, the last 704 long),
+    # and per batch element 3 (the last 704 long).
     ("long_k_slices", [40, 2048], [2048, 100], True, True),
     ("long_k_slices_runtime_b", [2, 24, 2048], [2, 2048, 72], False, False),
 ]

@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
+// RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -860,8 +861,8 @@ func.func @strided_a(%x: memref<4x96xf32>, %c: memref<4x32xf32>) {
 // second starts from C and applies the bias before its stores. With 12 L1
 // ways, A (8 KiB a row) is read in place; with 8 (the default) it is packed.
 // SLICE-LABEL: func.func @reduction_slices
-// SLICE-NOT: memref.alloc() {alignment = 64 : i64} : memref<8x2048x8xf32>
 // SLICE: %[[C:.*]] = memref.alloc() : memref<64x256xf32>
+// SLICE-NOT: memref<8x2048x8xf32>
 // SLICE: scf.parallel
 // SLICE: scf.for %{{.*}} = %c0{{.*}} to %c1024{{.*}} step %{{.*}} iter_args
 // SLICE: memref.load %arg0
@@ -896,6 +897,57 @@ func.func @reduction_slices(%a: memref<64x2048xf32>, %w: memref<2048x256xf32>,
       ins(%c, %bias : memref<64x256xf32>, memref<256xf32>) outs(%y : memref<64x256xf32>) {
   ^bb0(%x: f32, %v: f32, %o: f32):
     %s = arith.addf %x, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Slices of k over compile-time packed B, without a zero fill: with a 400
+// KiB L2, A (64 KiB) stays but B (256 KiB) does not, so panel-major, and A
+// plus two panels (320 KiB) take 2 slices of 512. Both slices start from C.
+// Each slice's 2 tiles of a panel stream in the next panel's slice: the
+// second from float 512 * 32 of the next panel, tile t from (t * 512 + k -
+// 512) * 16 on.
+// SLICEB-LABEL: func.func @sliced_streams
+// SLICEB: scf.parallel
+// SLICEB: vector.load %arg1
+// SLICEB: scf.for %{{.*}} = %c0{{.*}} to %c512{{.*}} step %{{.*}} iter_args
+// SLICEB: memref.prefetch
+// SLICEB: scf.parallel
+// SLICEB: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
+// SLICEB: vector.load %arg1
+// SLICEB: scf.for %[[K:.*]] = %c512{{.*}} to %c1024{{.*}} step %{{.*}} iter_args
+// SLICEB: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
+// SLICEB: %[[BASE:.*]] = arith.muli %[[NEXT]], %c32768
+// SLICEB: %[[FROM:.*]] = arith.addi %[[BASE]], %c16384
+// SLICEB: %[[STEP:.*]] = arith.subi %[[K]], %c512
+// SLICEB: %[[SHARE:.*]] = arith.muli %[[TILE]], %c512
+// SLICEB: %[[AT:.*]] = arith.addi %[[SHARE]], %[[STEP]]
+// SLICEB: %[[SCALED:.*]] = arith.muli %[[AT]], %c16
+// SLICEB: arith.addi %[[FROM]], %[[SCALED]]
+// SLICEB: memref.prefetch
+// SLICEB-NOT: scf.parallel
+// With 2 MiB or 1 MiB, one slice.
+// SLICE-LABEL: func.func @sliced_streams
+// SLICE: scf.for %{{.*}} = %c0{{.*}} to %c1024{{.*}} step %{{.*}} iter_args
+// CHECK-LABEL: func.func @sliced_streams
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1024{{.*}} step %{{.*}} iter_args
+// CHECK-NOT: scf.parallel
+memref.global "private" constant @__constant_w_sliced : memref<1024x64xf32> = dense<1.0>
+func.func @sliced_streams(%a: memref<16x1024xf32>, %c: memref<16x64xf32>) {
+  %w = memref.get_global @__constant_w_sliced : memref<1024x64xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<16x1024xf32>, memref<1024x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
   return

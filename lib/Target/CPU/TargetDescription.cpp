@@ -2,8 +2,8 @@
 
 #include "kiln/Target/CPU/TargetDescription.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -22,14 +22,15 @@ int fmaLanes(const llvm::TargetMachine &machine) {
 }
 
 int l1DataWays(const llvm::TargetMachine &machine) {
-  // LLVM's names for them (-mcpu); hybrid parts by their performance cores.
-  static const llvm::StringSet<> twelveWays = {
-      "icelake-client", "icelake-server", "tigerlake",       "rocketlake",
-      "alderlake",      "raptorlake",     "meteorlake",      "arrowlake",
-      "arrowlake-s",    "lunarlake",      "pantherlake",     "sapphirerapids",
-      "emeraldrapids",  "graniterapids",  "graniterapids-d", "diamondrapids",
-      "znver5"};
-  return twelveWays.contains(machine.getTargetCPU()) ? 12 : 8;
+  // LLVM's names for them (-mcpu); hybrid parts by their performance cores
+  // (their efficiency cores have 8 ways).
+  static constexpr llvm::StringLiteral twelveWays[] = {
+      "icelake-client",  "icelake-server", "tigerlake",     "rocketlake",
+      "alderlake",       "raptorlake",     "meteorlake",    "arrowlake",
+      "arrowlake-s",     "lunarlake",      "pantherlake",   "wildcatlake",
+      "novalake",        "sapphirerapids", "emeraldrapids", "graniterapids",
+      "graniterapids-d", "diamondrapids",  "znver5"};
+  return llvm::is_contained(twelveWays, machine.getTargetCPU()) ? 12 : 8;
 }
 
 namespace {
