@@ -354,8 +354,8 @@ std::optional<MatmulShape> matchShiftedConv(linalg::GenericOp op) {
 /// What the kernels are built for: the pass options.
 struct KernelTarget {
   /// f32 lanes of a vector, the register tile's rows (MR) and vectors per
-  /// row (NR / lanes).
-  int64_t lanes, rows, vectors;
+  /// row (NR / lanes), and for implicit GEMMs (0: `vectors`).
+  int64_t lanes, rows, vectors, shiftedVectors;
   bool useFMA, halfRateVectors;
   int64_t l1Ways, l2Bytes;
 };
@@ -365,10 +365,11 @@ public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
                 const KernelTarget &target, SymbolTable &symbols)
       : op(op), shape(shape), lanes(target.lanes),
-        mr(tileRows(shape.m, target.rows, target.vectors)),
-        nrVectors(target.vectors), nr(lanes * nrVectors), useFMA(target.useFMA),
-        halfRateVectors(target.halfRateVectors), l1Ways(target.l1Ways),
-        l2Bytes(target.l2Bytes), symbols(symbols), b(op), loc(op.getLoc()) {
+        mr(tileRows(shape.m, target.rows, tileVectors(shape, target))),
+        nrVectors(tileVectors(shape, target)), nr(lanes * nrVectors),
+        useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
+        l1Ways(target.l1Ways), l2Bytes(target.l2Bytes), symbols(symbols), b(op),
+        loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -705,6 +706,14 @@ private:
   /// accumulator is one chain of dependent FMAs). 49 rows (a 7x7 output as
   /// rows) are 7 tiles of 7, not 6 of 8 and a 1-row tile that waits on
   /// the FMA latency for 2 FMAs a step.
+  /// Vectors per row of the register tile for `shape`.
+  static int64_t tileVectors(const MatmulShape &shape,
+                             const KernelTarget &target) {
+    bool shifted = !shape.tapOffsets.empty();
+    return shifted && target.shiftedVectors ? target.shiftedVectors
+                                            : target.vectors;
+  }
+
   static int64_t tileRows(int64_t m, int64_t maxRows, int64_t vectors) {
     auto cycles = [&](int64_t rows) {
       return std::max(rows * vectors, kFMALatency);
@@ -1673,7 +1682,7 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
       } else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
         matmuls.push_back({op, *shape});
     });
-    KernelTarget target{lanes,           rows,   vectors, fma,
+    KernelTarget target{lanes,           rows,   vectors, shiftedVectors, fma,
                         halfRateVectors, l1Ways, l2Bytes};
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, target, symbols).emit();

@@ -446,6 +446,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                      << ": expected ROWSxVECTORS, both positive (e.g. 8x2)\n";
         return 1;
       }
+      cpuOptions.implicitGemmVectors = cpuOptions.matmulVectors;
     }
     // The cache sizes' overrides, when given, must be positive.
     auto takeCacheOption = [](const cl::opt<int64_t> &option,
