@@ -71,8 +71,8 @@ constexpr int64_t kMinWorkItems = 16;
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
 /// The fewest steps of k a slice of the reduction may have
-/// (reductionSlices), and what its length is rounded up to (a cache line
-/// of A's row).
+/// (reductionSliceSteps), and what its length is rounded down to (a cache
+/// line of A's row).
 constexpr int64_t kMinSliceSteps = 512;
 constexpr int64_t kSliceAlignment = 16;
 
@@ -365,8 +365,8 @@ public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
                 const KernelTarget &target, SymbolTable &symbols)
       : op(op), shape(shape), lanes(target.lanes),
-        mr(tileRows(shape.m, target.rows, tileVectors(shape, target))),
-        nrVectors(tileVectors(shape, target)), nr(lanes * nrVectors),
+        nrVectors(tileVectors(shape, target)),
+        mr(tileRows(shape.m, target.rows, nrVectors)), nr(lanes * nrVectors),
         useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
         l1Ways(target.l1Ways), l2Bytes(target.l2Bytes), symbols(symbols), b(op),
         loc(op.getLoc()) {
@@ -1065,14 +1065,9 @@ private:
   /// is then a range of the other operand, read once.
   void emitTiles(Value batch, int64_t batches = 1) {
     ItemPlan plan = planItems(batches);
-    // Slices of a whole number of A's cache lines (at least kMinSliceSteps
-    // each); the last one also takes the remainder.
-    int64_t slices = reductionSlices(plan);
-    int64_t sliceSteps =
-        slices == 1
-            ? shape.k
-            : int64_t(llvm::alignDown(shape.k / slices, kSliceAlignment));
-    slices = shape.k / sliceSteps;
+    // The last slice also takes the remainder.
+    int64_t sliceSteps = reductionSliceSteps(plan);
+    int64_t slices = shape.k / sliceSteps;
     for (int64_t slice = 0; slice < slices; ++slice) {
       int64_t begin = slice * sliceSteps;
       reductionSlice = ReductionSlice{
@@ -1125,8 +1120,9 @@ private:
     return plan;
   }
 
-  /// How many slices of k the tiles are computed in, one parallel loop
-  /// after the other, each adding its part of the sum to C. Numbered
+  /// The steps of k in each slice the tiles are computed in (K: one), one
+  /// parallel loop after the other, each adding its part of the sum to C;
+  /// a whole number of A's cache lines. Numbered
   /// panel-major, the items read all of A for every panel: when A and two
   /// panels of B (the one being read and the one streaming in) outgrow
   /// half of L2, A is read again from L3 for each panel and the k loop
@@ -1137,16 +1133,16 @@ private:
   /// kMinSliceSteps are not made: a tall A would need them, and 1024 x 3072
   /// x 768 in six slices of 512 ran 13% slower (GEMMs that tall are mostly
   /// swept-major anyway).
-  int64_t reductionSlices(const ItemPlan &plan) const {
+  int64_t reductionSliceSteps(const ItemPlan &plan) const {
     if (plan.alongRows || plan.sweptFirst || !shape.tapOffsets.empty() ||
         transposeCopy)
-      return 1;
+      return shape.k;
     int64_t bytesPerStep = 4 * (shape.m + 2 * nr);
     int64_t slices = llvm::divideCeil(bytesPerStep * shape.k,
                                       std::max<int64_t>(1, l2Bytes / 2));
     if (slices <= 1 || shape.k / slices < kMinSliceSteps)
-      return 1;
-    return slices;
+      return shape.k;
+    return llvm::alignDown(shape.k / slices, kSliceAlignment);
   }
 
   /// One parallel loop over the items of `plan` for the current slice of
@@ -1404,7 +1400,7 @@ private:
     // Each step covers ceil(NR / tiles) floats of the next panel, tile t
     // from t * K steps' worth on: an offset linear in k, which LLVM turns
     // into a pointer increment (a division per step cost AVX2's 6-cycle
-    // steps 10% of their speed). With slices of k (reductionSlices), the
+    // steps 10% of their speed). With slices of k (reductionSliceSteps), the
     // next panel's slice, counted from the slice's first step.
     int64_t perStep = llvm::divideCeil(nr, share.tiles);
     int64_t panelFloats = shape.k * nr;
@@ -1636,11 +1632,11 @@ private:
   /// The share of the next panel the tile being emitted prefetches, if
   /// any.
   std::optional<NextPanelShare> nextPanelShare;
-  /// The steps of k the tiles being emitted compute (reductionSlices).
+  /// The steps of k the tiles being emitted compute (reductionSliceSteps).
   ReductionSlice reductionSlice;
   linalg::GenericOp op;
   MatmulShape shape;
-  int64_t lanes, mr, nrVectors, nr, mTiles, nPanels;
+  int64_t lanes, nrVectors, mr, nr, mTiles, nPanels;
   bool useFMA;
   bool halfRateVectors;
   int64_t l1Ways, l2Bytes;
