@@ -34,6 +34,7 @@
 #include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -109,6 +110,16 @@ struct MatmulShape {
   /// (B is [batch, channels, length]; tapOffsets has k / channels entries).
   SmallVector<int64_t> tapOffsets;
   int64_t channels = 0, tapsPerRow = 0;
+  /// The floats of each channel of the shifted operand.
+  int64_t channelLength = 0;
+  /// A convolution with the output pixels as rows (WindowToLinalg's
+  /// convAsWindowedRows): the taps shift A instead, [batch, channels,
+  /// length] (the padded input), whose row for pixel p starts at
+  /// pixelStart(p) in each channel; B is the filters [n, k].
+  AffineMap pixelStart;
+  bool windowedRows() const { return bool(pixelStart); }
+  /// Whether B's rows are the shifted ones (convAsShiftedMatmul).
+  bool shiftsB() const { return !tapOffsets.empty() && !windowedRows(); }
 };
 
 /// Whether `map` is (d_0, ..., d_{batchRank-1})? followed by (x, y).
@@ -269,24 +280,34 @@ matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
   return shape;
 }
 
-/// A convolution as WindowToLinalg's convAsShiftedMatmul writes it:
-/// out[b, o, f] += W[o, c, t...] * X[b, c, f + G(t...)] over loops (b, o, f,
-/// c, t...), f the output's position in a plane of the input's row pitch and
-/// G a constant offset per tap. It is a matmul with k = (c, t...) whose B row
-/// for k is X's channel c shifted by G(t...), read in place.
-std::optional<MatmulShape> matchShiftedConv(linalg::GenericOp op) {
+/// A convolution as an implicit GEMM, as WindowToLinalg writes it, in one
+/// of two orientations:
+///  * convAsShiftedMatmul, the filters as rows: out[b, o, f] += W[o, c,
+///    t...] * X[b, c, f + G(t...)] over loops (b, o, f, c, t...), f the
+///    output's position in a plane of the input's row pitch. B's row for k =
+///    (c, t...) is X's channel c shifted by the tap's constant G(t...).
+///  * convAsWindowedRows, the output pixels as rows (`pixelsAsRows`):
+///    out[b, p, o] += X[b, c, R(p) + G(t...)] * W[o, c, t...] over loops
+///    (b, p, o, c, t...), X the padded input with each channel's plane
+///    flattened and R(p) where pixel p's window starts in it. A's row p is
+///    read in place, each step of k one scalar (a broadcast) at R(p) + G.
+/// Either way k = (c, t...), W is the packed operand and X is read in
+/// place; `tapOffsets` holds G per tap.
+std::optional<MatmulShape> matchConvMatmul(linalg::GenericOp op,
+                                           bool pixelsAsRows) {
   if (!isF32Contraction(op))
     return std::nullopt;
-  Value lhs = op.getDpsInputs()[0], rhs = op.getDpsInputs()[1],
+  Value filter = op.getDpsInputs()[pixelsAsRows ? 1 : 0],
+        input = op.getDpsInputs()[pixelsAsRows ? 0 : 1],
         out = op.getDpsInits()[0];
   auto outType = cast<MemRefType>(out.getType());
-  auto lhsType = cast<MemRefType>(lhs.getType());
-  auto rhsType = cast<MemRefType>(rhs.getType());
-  // Loops: b (unless a unit batch was dropped), o, f, then c and the taps.
+  auto filterType = cast<MemRefType>(filter.getType());
+  auto inputType = cast<MemRefType>(input.getType());
+  // Loops: b (unless a unit batch was dropped), m, n, then c and the taps.
   unsigned batchRank = outType.getRank() - 2;
   unsigned loops = op.getNumLoops(), first = batchRank + 2;
-  if (batchRank > 1 || rhsType.getRank() != batchRank + 2 ||
-      loops < first + 2 || lhsType.getRank() != loops - batchRank - 1)
+  if (batchRank > 1 || inputType.getRank() != batchRank + 2 ||
+      loops < first + 2 || filterType.getRank() != loops - batchRank - 1)
     return std::nullopt;
   unsigned taps = loops - first - 1;
   auto iterators = op.getIteratorTypesArray();
@@ -296,57 +317,79 @@ std::optional<MatmulShape> matchShiftedConv(linalg::GenericOp op) {
   MLIRContext *context = op.getContext();
   auto dim = [&](unsigned i) { return getAffineDimExpr(i, context); };
   unsigned m = batchRank, n = batchRank + 1, channel = first;
+  unsigned pixel = pixelsAsRows ? m : n, outChannel = pixelsAsRows ? n : m;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<AffineExpr> lhsExprs = {dim(m)}, outExprs, rhsPrefix;
+  SmallVector<AffineExpr> filterExprs = {dim(outChannel)}, outExprs;
   for (unsigned i = channel; i < loops; ++i)
-    lhsExprs.push_back(dim(i));
+    filterExprs.push_back(dim(i));
   for (unsigned i = 0; i < first; ++i)
     outExprs.push_back(dim(i));
-  if (maps[0] != AffineMap::get(loops, 0, lhsExprs, context) ||
+  if (maps[pixelsAsRows ? 1 : 0] !=
+          AffineMap::get(loops, 0, filterExprs, context) ||
       maps[2] != AffineMap::get(loops, 0, outExprs, context))
     return std::nullopt;
-  ArrayRef<AffineExpr> rhsExprs = maps[1].getResults();
-  if ((batchRank && rhsExprs[0] != dim(0)) ||
-      rhsExprs[batchRank] != dim(channel))
+  ArrayRef<AffineExpr> inputExprs = maps[pixelsAsRows ? 0 : 1].getResults();
+  if ((batchRank && inputExprs[0] != dim(0)) ||
+      inputExprs[batchRank] != dim(channel))
     return std::nullopt;
-  // The column: f + G(taps), G evaluated per tap (row-major).
-  AffineExpr column = rhsExprs.back();
-  AffineExpr shift = column.replace(dim(n), getAffineConstantExpr(0, context));
+  // The column: R(pixel) + G(taps), G evaluated per tap (row-major).
+  AffineExpr column = inputExprs.back(),
+             zero = getAffineConstantExpr(0, context);
+  AffineExpr shift = column.replace(dim(pixel), zero);
   for (unsigned i = 0; i <= channel; ++i)
     if (shift.isFunctionOfDim(i))
       return std::nullopt;
-  if (simplifyAffineExpr(column - shift, loops, 0) != dim(n))
+  AffineExpr start = simplifyAffineExpr(column - shift, loops, 0);
+  for (unsigned i = 0; i < loops; ++i)
+    if (i != pixel && start.isFunctionOfDim(i))
+      return std::nullopt;
+  // The filters as rows read the input over whole rows of the pitch.
+  if (!pixelsAsRows && start != dim(pixel))
     return std::nullopt;
-  ArrayRef<int64_t> tapSizes = lhsType.getShape().drop_front(2);
+  ArrayRef<int64_t> tapSizes = filterType.getShape().drop_front(2);
   MatmulShape shape;
   shape.batch = batchRank ? outType.getDimSize(0) : 1;
   shape.m = outType.getDimSize(m);
   shape.n = outType.getDimSize(n);
-  shape.channels = lhsType.getDimSize(1);
+  shape.channels = filterType.getDimSize(1);
   int64_t tapCount = 1;
   for (int64_t size : tapSizes)
     tapCount *= size;
   shape.k = shape.channels * tapCount;
   shape.tapsPerRow = tapSizes.back();
-  shape.rhsBatched = true;
+  (pixelsAsRows ? shape.lhsBatched : shape.rhsBatched) = true;
+  shape.rhsTransposed = pixelsAsRows;
+  if (pixelsAsRows)
+    shape.pixelStart =
+        AffineMap::get(1, 0, start.replace(dim(pixel), dim(0)), context);
+  // Every column read stays within the channel's row: the last pixel's
+  // window (R is monotonic in the layouts WindowToLinalg writes; checked).
+  int64_t pixels = outType.getDimSize(pixel), lastStart = 0;
+  if (pixelsAsRows)
+    for (int64_t p = 0; p < pixels; ++p) {
+      int64_t at = shape.pixelStart.compose(ArrayRef<int64_t>{p}).front();
+      if (at < lastStart)
+        return std::nullopt;
+      lastStart = at;
+    }
+  int64_t reach = pixelsAsRows ? lastStart + 1 : pixels;
   SmallVector<int64_t> position(taps, 0);
-  int64_t rowLength = rhsType.getShape().back();
+  int64_t rowLength = shape.channelLength = inputType.getShape().back();
   for (int64_t t = 0; t < tapCount; ++t) {
     int64_t rest = t;
-    for (int64_t i = taps - 1; i >= 0; --i) {
+    for (int64_t i = int64_t(taps) - 1; i >= 0; --i) {
       position[i] = rest % tapSizes[i];
       rest /= tapSizes[i];
     }
     SmallVector<int64_t> point(loops, 0);
     llvm::copy(position, point.begin() + channel + 1);
     int64_t offset = AffineMap::get(loops, 0, shift).compose(point).front();
-    // Every column read stays within the channel's row.
-    if (offset < 0 || offset + shape.n > rowLength)
+    if (offset < 0 || offset + reach > rowLength)
       return std::nullopt;
     shape.tapOffsets.push_back(offset);
   }
-  if (rhsType.getDimSize(batchRank) != shape.channels || shape.m == 0 ||
-      shape.n == 0 || (batchRank && rhsType.getDimSize(0) != shape.batch))
+  if (inputType.getDimSize(batchRank) != shape.channels || shape.m == 0 ||
+      shape.n == 0 || (batchRank && inputType.getDimSize(0) != shape.batch))
     return std::nullopt;
   return shape;
 }
@@ -380,7 +423,8 @@ public:
   void emit() {
     // A constant A may be batched (a Winograd convolution's transformed
     // filters, one matrix per point of the tile): packed per matrix.
-    lhsData = constantData(op.getDpsInputs()[0], symbols);
+    if (!shape.windowedRows())
+      lhsData = constantData(op.getDpsInputs()[0], symbols);
     int64_t lhsMatrices = shape.lhsBatched ? shape.batch : 1;
     if (lhsData && int64_t(lhsData->size()) != lhsMatrices * shape.m * shape.k)
       lhsData.reset();
@@ -397,9 +441,9 @@ public:
     Value result = producer->getOperand(producer->getNumOperands() - 1);
     int64_t resultRows = transposeCopy ? shape.n : shape.m;
     int64_t resultColumns = transposeCopy ? shape.m : shape.n;
-    epilogue = kiln::Epilogue::find(
-        producer, result, shape.batch * resultRows, resultColumns,
-        /*allowSlicedLines=*/!shape.tapOffsets.empty());
+    epilogue = kiln::Epilogue::find(producer, result, shape.batch * resultRows,
+                                    resultColumns,
+                                    /*allowSlicedLines=*/shape.shiftsB());
     zeroInit = eraseZeroFill();
     for (unsigned operand : {0u, 1u})
       staged[operand] = stagePerImage(operand);
@@ -411,11 +455,13 @@ public:
       epilogue->prepare(b, loc);
     // Constant operands (weights) are packed now; the others per call when
     // reading them in place would collide in L1.
+    // (Windowed rows are read in place: their steps are broadcasts.)
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
                                   /*kMajor=*/shape.lhsTransposed, lhsMatrices);
-    else if (shape.lhsTransposed ? (needsPacking(shape.m) || stepsOutrunRows())
-                                 : tileRowsCollide(shape.k))
+    else if (!shape.windowedRows() &&
+             (shape.lhsTransposed ? (needsPacking(shape.m) || stepsOutrunRows())
+                                  : tileRowsCollide(shape.k)))
       packedA = allocPacked(mTiles, mr);
     if (rhsData)
       packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
@@ -695,7 +741,10 @@ private:
     auto readAgain = [&](int64_t bytes, int64_t times) {
       return bytes <= l2Bytes / 2 ? 0 : bytes * (times - 1);
     };
-    int64_t aBytes = 4 * shape.m * shape.k;
+    // (Windowed rows read the input's planes: each value for several taps.)
+    int64_t aBytes = shape.windowedRows()
+                         ? 4 * shape.channels * shape.channelLength
+                         : 4 * shape.m * shape.k;
     int64_t bBytes = 4 * shape.k * nPanels * nr;
     return readAgain(bBytes, groups) <= readAgain(aBytes, nPanels);
   }
@@ -709,9 +758,8 @@ private:
   /// Vectors per row of the register tile for `shape`.
   static int64_t tileVectors(const MatmulShape &shape,
                              const KernelTarget &target) {
-    bool shifted = !shape.tapOffsets.empty();
-    return shifted && target.shiftedVectors ? target.shiftedVectors
-                                            : target.vectors;
+    return shape.shiftsB() && target.shiftedVectors ? target.shiftedVectors
+                                                    : target.vectors;
   }
 
   static int64_t tileRows(int64_t m, int64_t maxRows, int64_t vectors) {
@@ -819,22 +867,26 @@ private:
     Value product = op.getDpsInits()[0];
     auto productType = cast<MemRefType>(product.getType());
     linalg::FillOp fill = zeroFill();
-    if (!shape.tapOffsets.empty() || llvm::PowerOf2Ceil(mr) > uint64_t(lanes) ||
-        productType.getRank() != 3 || !fill)
+    // (A unit batch may have been dropped: [p][o] -> [o][p].)
+    int64_t rank = productType.getRank();
+    if (shape.shiftsB() || llvm::PowerOf2Ceil(mr) > uint64_t(lanes) ||
+        (rank != 3 && (rank != 2 || shape.batch != 1)) || !fill)
       return nullptr;
     auto copy = dyn_cast_or_null<linalg::GenericOp>(kiln::nextComputeOp(op));
     if (!copy || !kiln::isBufferCopy(copy) || copy.getDpsInputs()[0] != product)
       return nullptr;
-    MLIRContext *context = op.getContext();
-    auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
+    SmallVector<int64_t> swapLast = {0, 2, 1};
+    if (rank == 2)
+      swapLast = {1, 0};
     SmallVector<AffineMap> maps = copy.getIndexingMapsArray();
-    if (maps[0] != AffineMap::get(3, 0, {dim(0), dim(2), dim(1)}, context) ||
+    if (maps[0] != AffineMap::getPermutationMap(swapLast, op.getContext()) ||
         !maps[1].isIdentity())
       return nullptr;
     Value transposed = copy.getDpsInits()[0];
+    SmallVector<int64_t> transposedShape = {shape.batch, shape.n, shape.m};
     if (!kiln::isDenseF32Buffer(transposed) ||
         cast<MemRefType>(transposed.getType()).getShape() !=
-            ArrayRef<int64_t>{shape.batch, shape.n, shape.m})
+            ArrayRef(transposedShape).take_back(rank))
       return nullptr;
     for (Operation *user : product.getUsers())
       if (user != op && user != copy && user != fill)
@@ -1274,9 +1326,18 @@ private:
                                  .getResult());
       }
 
-    // One step of k: B's vectors (from the packed panel, or row `bRow` at
-    // `shift` columns to the right) times A's column k of the tile.
-    auto step = [&](Value k, Value bRow, Value shift, ValueRange acc) {
+    // Windowed rows: where each row's window starts in a channel's plane.
+    SmallVector<Value> pixelStarts;
+    if (shape.windowedRows())
+      for (int64_t r = 0; r < rows; ++r)
+        pixelStarts.push_back(affine::expandAffineExpr(
+            b, loc, shape.pixelStart.getResult(0),
+            ValueRange{add(mul(tile, mr), r)}, ValueRange{}));
+
+    // One step of k: B's vectors (from the packed panel, or row `row` at
+    // `shift` columns to the right) times A's column k of the tile (or,
+    // windowed rows, each row's value in row `row` at its start + `shift`).
+    auto step = [&](Value k, Value row, Value shift, ValueRange acc) {
       SmallVector<Value> bVectors;
       if (nextPanelShare)
         streamNextPanel(*nextPanelShare, k);
@@ -1287,10 +1348,10 @@ private:
                                      ValueRange{panel, k, index(j * lanes)}));
           continue;
         }
-        SmallVector<Value, 2> at{bRow,
+        SmallVector<Value, 2> at{row,
                                  shift ? add(column(j), shift) : column(j)};
         if (!shift)
-          prefetchAhead(bRow, column(j));
+          prefetchAhead(row, column(j));
         bVectors.push_back(
             partial(j) ? vector::MaskedLoadOp::create(b, loc, vectorType, rhs,
                                                       at, mask, zero)
@@ -1301,11 +1362,16 @@ private:
       Value aRow0 = mul(tile, mr);
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
-        Value a = packedA
-                      ? memref::LoadOp::create(
-                            b, loc, packedA,
-                            ValueRange{packedATile(batch, tile), k, index(r)})
-                      : loadA(batch, add(aRow0, r), k);
+        Value a;
+        if (packedA)
+          a = memref::LoadOp::create(
+              b, loc, packedA,
+              ValueRange{packedATile(batch, tile), k, index(r)});
+        else if (shape.windowedRows())
+          a = memref::LoadOp::create(
+              b, loc, lhs, ValueRange{row, add(pixelStarts[r], shift)});
+        else
+          a = loadA(batch, add(aRow0, r), k);
         Value broadcast = vector::BroadcastOp::create(b, loc, vectorType, a);
         for (int64_t j = 0; j < vectors; ++j) {
           Value sum = acc[r * vectors + j];
@@ -1338,8 +1404,9 @@ private:
         Value bRow = add(operandBase(1, batch, shape.k), i);
         acc = step(i, bRow, Value(), acc);
       } else {
-        acc = channelSteps(i, add(operandBase(1, batch, shape.channels), i),
-                           acc, step);
+        unsigned tapped = shape.windowedRows() ? 0 : 1;
+        Value channelRow = add(operandBase(tapped, batch, shape.channels), i);
+        acc = channelSteps(i, channelRow, acc, step);
       }
       scf::YieldOp::create(b, loc, acc);
     }
@@ -1486,20 +1553,21 @@ private:
     }
   }
 
-  /// An implicit GEMM's steps of k for channel `channel` (B row `bRow`):
-  /// one per tap, unrolled, each reading the row at the tap's constant
+  /// An implicit GEMM's steps of k for channel `channel` (row
+  /// `tappedRow` of the operand the taps shift: B, or with windowed rows
+  /// A): one per tap, unrolled, each reading the row at the tap's constant
   /// shift. Beyond kMaxUnrolledTaps (a 7x7 window: 49 steps of 16 FMAs
   /// would spill registers), a loop over the window's rows with each row's
   /// taps unrolled, the row's shift read from a constant table.
   SmallVector<Value> channelSteps(
-      Value channel, Value bRow, ValueRange acc,
+      Value channel, Value tappedRow, ValueRange acc,
       function_ref<SmallVector<Value>(Value, Value, Value, ValueRange)> step) {
     int64_t taps = shape.tapOffsets.size();
     Value firstK = mul(channel, taps);
     if (!tapRowTable) {
       SmallVector<Value> next(acc);
       for (auto [t, offset] : llvm::enumerate(shape.tapOffsets))
-        next = step(add(firstK, t), bRow, index(offset), next);
+        next = step(add(firstK, t), tappedRow, index(offset), next);
       return next;
     }
     int64_t perRow = shape.tapsPerRow;
@@ -1513,7 +1581,7 @@ private:
     SmallVector<Value> next(rows.getRegionIterArgs());
     for (int64_t t = 0; t < perRow; ++t)
       next =
-          step(add(rowK, t), bRow,
+          step(add(rowK, t), tappedRow,
                add(rowShift, shape.tapOffsets[t] - shape.tapOffsets[0]), next);
     scf::YieldOp::create(b, loc, next);
     return rows.getResults();
@@ -1675,8 +1743,13 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
               matchMatmul(op, symbols, /*stridedInputs=*/true)) {
         copyStridedInputs(op);
         matmuls.push_back({op, *shape});
-      } else if (std::optional<MatmulShape> shape = matchShiftedConv(op))
+      } else if (std::optional<MatmulShape> shape =
+                     matchConvMatmul(op, /*pixelsAsRows=*/false)) {
         matmuls.push_back({op, *shape});
+      } else if (std::optional<MatmulShape> shape =
+                     matchConvMatmul(op, /*pixelsAsRows=*/true)) {
+        matmuls.push_back({op, *shape});
+      }
     });
     KernelTarget target{lanes,           rows,   vectors, shiftedVectors, fma,
                         halfRateVectors, l1Ways, l2Bytes};
