@@ -6,11 +6,17 @@ tiles, checked against ONNX Runtime:
 - dense convolutions as implicit GEMMs over the input laid out with one row
   pitch (no im2col; the pitch's extra columns dropped when the epilogue
   stores), with 9 taps unrolled and 49 in a loop over the window's rows;
-- dense convolutions as im2col + matmul with the output channels as rows,
-  and with the output pixels as rows (the transposed im2col matrix read in
-  place, the filters packed transposed at compile time, each tile transposed
-  in registers and stored with bias, residual and ReLU applied), with ragged
-  row tiles (1 row; 3 rows stored masked) and ragged panels on both;
+- dense convolutions as windowed rows: the output pixels as the matmul's
+  rows, read in place from the padded input (each step of k a broadcast of
+  the pixel's window value at its tap), the filters packed transposed at
+  compile time, each tile transposed in registers and stored with bias,
+  residual and ReLU applied; ragged row tiles (1 row; 3 rows stored masked),
+  ragged panels, 9 taps unrolled and 25 or 49 in a loop over the window's
+  rows, strides and dilations per dim, one image (the unit batch dropped)
+  and two (the padded input staged per image);
+- strided 1x1 convolutions as im2col + matmul, with the output channels as
+  rows and with the output pixels as rows (the transposed im2col matrix read
+  in place);
 - windows that stride along the row with several taps (a stride-2 3x3
   convolution, depthwise convolution, max and average pool), whose input is
   split into phases, including ceil_mode's extra padding and a dilated
@@ -48,10 +54,10 @@ BATCH = 2
 
 
 class Case:
-    def __init__(self, name, channels, size):
+    def __init__(self, name, channels, size, batch=BATCH):
         self.name = name
         self.rng = np.random.default_rng(len(name))
-        self.shape = [BATCH, channels, size, size]
+        self.shape = [batch, channels, size, size]
         self.nodes, self.initializers = [], []
         self.value = "X"
         self.channels = {"X": channels}
@@ -100,10 +106,10 @@ class Case:
 
 
 def pixels_as_rows():
-    # 64 channels x 49 pixels, 576 steps of reduction: the pixels as rows (6
-    # full tiles and one of 1 row), stored transposed by the kernel with
-    # bias, a residual add (a 1x1 convolution, also pixels as rows) and ReLU
-    # applied on the registers.
+    # 64 channels x 49 pixels, 576 steps of reduction: windowed rows (7 tiles
+    # of 7 rows), stored transposed by the kernel with bias, a residual add
+    # (a 1x1 convolution, pixels as rows read in place) and ReLU applied on
+    # the registers.
     case = Case("pixels_as_rows", 64, 7)
     case.flags = ["--winograd=false"]  # a 3x3 / 1 that Winograd would take
     skip = case.conv(64, 1)
@@ -130,11 +136,47 @@ def pixels_as_rows_masked_tile():
     return case
 
 
-def channels_as_rows():
-    # 24 channels x 196 pixels: the channels as rows, a ragged last panel
-    # (196 = 6 x 32 + 4), 7x7 stride-2 window split into phases.
-    case = Case("channels_as_rows", 3, 28)
+def windowed_rows_large_window():
+    # 3 -> 24 channels, 7x7 / 2 at 28x28 (14-wide rows: no implicit GEMM
+    # over the pitch): windowed rows whose 49 taps loop over the window's
+    # rows, 196 pixels in tiles of 7, a ragged panel of 24 channels.
+    case = Case("windowed_rows_large_window", 3, 28)
     case.op("Relu", [case.conv(24, 7, stride=2, pad=3)])
+    return case
+
+
+def windowed_rows_strided():
+    # 16 channels at 34x34: a strided 3x3 over 16+ channels takes windowed
+    # rows although its 17-wide rows would suit the implicit GEMM: 289
+    # pixels (tiles of 8 and a last one of 1 row), 40 channels (a panel and
+    # a masked one), ReLU. Then 5x5 / 2 with asymmetric pads (25 taps: a
+    # loop over the window's rows; 9 x 8 pixels), and 3x3 strided along the
+    # columns only, dilated 2, no bias.
+    case = Case("windowed_rows_strided", 16, 34)
+    case.op("Relu", [case.conv(40, 3, stride=2, pad=1)])
+    case.conv(40, 5, stride=2, pad=[2, 1, 2, 2])
+    case.conv(24, 3, stride=[1, 2], pad=2, dilation=2, bias=False)
+    return case
+
+
+def windowed_rows_single_image():
+    # One image: the matmul and its transposing copy lose the unit batch dim
+    # (a [pixels, channels] product, still stored transposed by the tiles).
+    # 32 -> 64 channels, 3x3 / 2 at 14x14 (49 pixels) with a residual (a
+    # strided 1x1 convolution, im2col with the pixels as rows) and ReLU.
+    case = Case("windowed_rows_single_image", 32, 14, batch=1)
+    skip = case.conv(64, 1, stride=2)
+    case.conv(64, 3, stride=2, pad=1, source="X")
+    case.op("Relu", [case.op("Add", [case.value, skip])])
+    return case
+
+
+def channels_as_rows():
+    # A strided 1x1 convolution as im2col (the subsampled input) + matmul:
+    # 24 channels x 196 pixels, the channels as rows, a ragged last panel
+    # (196 = 6 x 32 + 4).
+    case = Case("channels_as_rows", 16, 28)
+    case.op("Relu", [case.conv(24, 1, stride=2)])
     return case
 
 
@@ -294,7 +336,8 @@ def pools():
 
 
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
-         channels_as_rows,
+         windowed_rows_large_window, windowed_rows_strided,
+         windowed_rows_single_image, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, implicit_gemm, winograd, winograd_groups,

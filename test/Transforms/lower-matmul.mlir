@@ -959,3 +959,58 @@ func.func @sliced_streams(%a: memref<16x1024xf32>, %c: memref<16x64xf32>) {
   }
   return
 }
+
+// -----
+
+#x = affine_map<(p, o, c, kh, kw) -> (c, (p floordiv 3) * 14 + (p mod 3) * 2 + kh * 7 + kw)>
+#w = affine_map<(p, o, c, kh, kw) -> (o, c, kh, kw)>
+#t = affine_map<(p, o, c, kh, kw) -> (p, o)>
+#swap = affine_map<(o, p) -> (p, o)>
+#id = affine_map<(o, p) -> (o, p)>
+
+// Windowed rows (WindowToLinalg's convAsWindowedRows) for one image, whose
+// unit batch was dropped: a 3x3 / 2 window over 7 x 7 padded planes (49
+// floats per channel), 9 output pixels as rows (a tile of 7 and one of 2),
+// 20 filters (one panel, packed at compile time as B [1][18][32]). The
+// input is read in place: each step of k broadcasts every row's value at
+// its window's start (computed per tile) plus the tap's shift, in a loop
+// over the 2 channels with the 9 taps unrolled; nothing is packed per
+// call. The product [9][20] is stored transposed into Y [20][9] (the copy
+// goes): each channel's 7 pixels one store.
+// SLICEB-LABEL: func.func @windowed_rows
+// CHECK-LABEL: memref.global "private" constant @__constant_wfilters_packed : memref<1x18x32xf32>
+// CHECK-LABEL: func.func @windowed_rows
+// CHECK-NOT: memref.alloc() {alignment = 64 : i64}
+// CHECK: memref.get_global @__constant_wfilters_packed
+// CHECK: arith.divsi %{{.*}}, %c3
+// CHECK: scf.for %[[C:.*]] = %c0{{.*}} to %c2{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[C]] : index
+// CHECK: %[[A:.*]] = memref.load %arg0[%[[ROW]], %{{.*}}] : memref<2x49xf32>
+// CHECK: %[[BROADCAST:.*]] = vector.broadcast %[[A]] : f32 to vector<16xf32>
+// CHECK-COUNT-2: vector.fma %[[BROADCAST]]
+// CHECK-COUNT-124: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}] : memref<20x9xf32>, vector<7xf32>
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_wfilters : memref<20x2x3x3xf32> = dense<1.0>
+func.func @windowed_rows(%x: memref<2x49xf32>, %y: memref<20x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wfilters : memref<20x2x3x3xf32>
+  %t = memref.alloc() : memref<9x20xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<9x20xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #t],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x49xf32>, memref<20x2x3x3xf32>) outs(%t : memref<9x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<9x20xf32>) outs(%y : memref<20x9xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}

@@ -276,3 +276,58 @@ func.func @narrow_rows_keep_im2col(%x: tensor<1x4x7x7xf32>, %w: tensor<8x4x3x3xf
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x4x7x7xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
   return %0 : tensor<1x8x7x7xf32>
 }
+
+// -----
+
+// With constant filters, a convolution whose rows are too narrow for the
+// implicit GEMM over the pitch runs as windowed rows: the output pixels as
+// the matmul's rows, read in place from the padded input (15 x 15 = 225 per
+// channel): pixel p = (oh, ow) of the 7-wide output starts its window at
+// (p / 7) * 2 * 15 + (p mod 7) * 2, and tap (kh, kw) is kh * 15 + kw on. No
+// im2col matrix; the product [n][p][o] is copied transposed into the output
+// (the copy kiln-lower-matmul folds into its stores).
+// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, (d1 floordiv 7) * 30 + (d1 mod 7) * 2 + d4 * 15 + d5)>
+// IGEMM-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d2, d3, d4, d5)>
+// IGEMM-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
+// IGEMM-DAG: #[[SWAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// IGEMM-LABEL: func.func @windowed_rows
+// IGEMM: %[[PADDED:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 0, 0]
+// IGEMM: %[[PLANES:.*]] = tensor.collapse_shape %[[PADDED]] {{.*}} into tensor<1x16x225xf32>
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[X]], #[[W]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PLANES]], %{{.*}} : tensor<1x16x225xf32>, tensor<32x16x3x3xf32>) outs(%{{.*}} : tensor<1x49x32xf32>)
+// IGEMM: linalg.generic {indexing_maps = [#[[SWAP]], #{{.*}}], {{.*}} ins(%[[T]] : tensor<1x49x32xf32>) outs(%{{.*}} : tensor<1x32x49xf32>)
+// IGEMM: tensor.expand_shape %{{.*}} output_shape [1, 32, 7, 7]
+func.func @windowed_rows(%x: tensor<1x16x14x14xf32>, %b: tensor<32xf32>) -> tensor<1x32x7x7xf32> {
+  %w = kiln.constant dense<1.0> : tensor<32x16x3x3xf32>
+  %0 = kiln.conv %x, %w, %b strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x16x14x14xf32>, tensor<32x16x3x3xf32>, tensor<32xf32>) -> tensor<1x32x7x7xf32>
+  return %0 : tensor<1x32x7x7xf32>
+}
+
+// -----
+
+// A strided window over 16 or more channels takes windowed rows even where
+// the implicit GEMM over the pitch would fit (16-wide rows): no phase
+// planes; the unpadded 33 x 33 input is read as it is.
+// IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, (d1 floordiv 16) * 66 + (d1 mod 16) * 2 + d4 * 33 + d5)>
+// IGEMM-LABEL: func.func @windowed_rows_over_pitch
+// IGEMM-NOT: tensor.insert_slice
+// IGEMM: %[[PLANES:.*]] = tensor.collapse_shape %arg0 {{.*}} into tensor<2x16x1089xf32>
+// IGEMM: linalg.generic {indexing_maps = [#[[X]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[PLANES]], %{{.*}} : tensor<2x16x1089xf32>, tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<2x256x8xf32>)
+func.func @windowed_rows_over_pitch(%x: tensor<2x16x33x33xf32>) -> tensor<2x8x16x16xf32> {
+  %w = kiln.constant dense<1.0> : tensor<8x16x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x16x33x33xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x16x16xf32>
+  return %0 : tensor<2x8x16x16xf32>
+}
+
+// -----
+
+// Over fewer channels (a stem: a short reduction that does not amortize the
+// transposed stores) the strided window keeps the implicit GEMM over the
+// pitch, in phase planes.
+// IGEMM-LABEL: func.func @strided_few_channels_keep_pitch
+// IGEMM: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 1, 0, 0] [2, 3, 1, 1, 17, 16]
+// IGEMM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x3x3x3xf32>, tensor<2x3x1224xf32>) outs(%{{.*}} : tensor<2x8x272xf32>)
+func.func @strided_few_channels_keep_pitch(%x: tensor<2x3x33x33xf32>) -> tensor<2x8x16x16xf32> {
+  %w = kiln.constant dense<1.0> : tensor<8x3x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x3x33x33xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x16x16xf32>
+  return %0 : tensor<2x8x16x16xf32>
+}
