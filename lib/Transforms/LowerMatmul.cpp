@@ -23,7 +23,9 @@
 // against an unbatched B is one matmul with batch * M rows.
 // A convolution as an implicit GEMM (WindowToLinalg's convAsShiftedMatmul)
 // is the same kernel whose B row for k = (channel, tap) is the channel's
-// laid-out input shifted by the tap's constant offset, read in place.
+// laid-out input shifted by the tap's constant offset, read in place; with
+// the output pixels as rows (convAsWindowedRows), A's row for a pixel is
+// its window in the padded input, each step of k a broadcast from it.
 // Elementwise work after the matmul (bias, activation, residual) is applied
 // on the registers before the store (kiln::Epilogue).
 //

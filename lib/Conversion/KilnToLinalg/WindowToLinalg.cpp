@@ -2,7 +2,9 @@
 //
 // Convolution and pooling over N spatial dims. A dense 2-D f32 convolution on
 // the CPU target is an implicit GEMM over its input laid out with one row
-// pitch (convAsShiftedMatmul), where that wastes little. Otherwise the input
+// pitch (convAsShiftedMatmul), where that wastes little, or, with constant
+// filters, a matmul whose rows are the output pixels' windows read in place
+// from the padded input (convAsWindowedRows). Otherwise the input
 // is padded first (with 0 or -inf, plus the extra trailing rows ceil_mode
 // needs), and when the window strides along the row with several taps, split
 // into phases so every tap reads consecutive elements (WindowInput). A dense
