@@ -282,6 +282,37 @@ matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
   return shape;
 }
 
+/// `expr` of one dim at `x`, without the context's uniqued constants that
+/// composing the map would make (a large output has many pixels); nothing
+/// for a symbol or a division by a non-positive constant.
+std::optional<int64_t> evaluateAt(AffineExpr expr, int64_t x) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue();
+  if (isa<AffineDimExpr>(expr))
+    return x;
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return std::nullopt;
+  std::optional<int64_t> lhs = evaluateAt(binary.getLHS(), x),
+                         rhs = evaluateAt(binary.getRHS(), x);
+  if (!lhs || !rhs)
+    return std::nullopt;
+  switch (expr.getKind()) {
+  case AffineExprKind::Add:
+    return *lhs + *rhs;
+  case AffineExprKind::Mul:
+    return *lhs * *rhs;
+  default:
+    if (*rhs <= 0)
+      return std::nullopt;
+    if (expr.getKind() == AffineExprKind::Mod)
+      return llvm::mod(*lhs, *rhs);
+    if (expr.getKind() == AffineExprKind::FloorDiv)
+      return llvm::divideFloorSigned(*lhs, *rhs);
+    return llvm::divideCeilSigned(*lhs, *rhs);
+  }
+}
+
 /// A convolution as an implicit GEMM, as WindowToLinalg writes it, in one
 /// of two orientations:
 ///  * convAsShiftedMatmul, the filters as rows: out[b, o, f] += W[o, c,
@@ -369,10 +400,10 @@ std::optional<MatmulShape> matchConvMatmul(linalg::GenericOp op,
   int64_t pixels = outType.getDimSize(pixel), lastStart = 0;
   if (pixelsAsRows)
     for (int64_t p = 0; p < pixels; ++p) {
-      int64_t at = shape.pixelStart.compose(ArrayRef<int64_t>{p}).front();
-      if (at < lastStart)
+      std::optional<int64_t> at = evaluateAt(shape.pixelStart.getResult(0), p);
+      if (!at || *at < lastStart)
         return std::nullopt;
-      lastStart = at;
+      lastStart = *at;
     }
   int64_t reach = pixelsAsRows ? lastStart + 1 : pixels;
   SmallVector<int64_t> position(taps, 0);
