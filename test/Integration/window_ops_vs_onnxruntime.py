@@ -150,12 +150,14 @@ def windowed_rows_strided():
     # rows although its 17-wide rows would suit the implicit GEMM: 289
     # pixels (tiles of 8 and a last one of 1 row), 40 channels (a panel and
     # a masked one), ReLU. Then 5x5 / 2 with asymmetric pads (25 taps: a
-    # loop over the window's rows; 9 x 8 pixels), and 3x3 strided along the
-    # columns only, dilated 2, no bias.
+    # loop over the window's rows; 9 x 8 pixels), 3x3 strided along the
+    # columns only, dilated 2, no bias, and 3x3 / 2 without padding (the
+    # batch's input read where it is, not staged per image).
     case = Case("windowed_rows_strided", 16, 34)
     case.op("Relu", [case.conv(40, 3, stride=2, pad=1)])
     case.conv(40, 5, stride=2, pad=[2, 1, 2, 2])
     case.conv(24, 3, stride=[1, 2], pad=2, dilation=2, bias=False)
+    case.conv(16, 3, stride=2)
     return case
 
 
