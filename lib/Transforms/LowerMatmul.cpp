@@ -139,26 +139,6 @@ std::optional<bool> batchedOperand(AffineMap map, unsigned batchRank,
   return batchRank > 0 && rank == batchRank + 2;
 }
 
-/// Whether the body is `out + lhs * rhs` (in either order of the add).
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 3)
-    return false;
-  auto mul = dyn_cast<arith::MulFOp>(&body.front());
-  auto add = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!mul || !add || yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != add.getResult())
-    return false;
-  Value a = body.getArgument(0), b = body.getArgument(1),
-        c = body.getArgument(2);
-  bool mulOk = (mul.getLhs() == a && mul.getRhs() == b) ||
-               (mul.getLhs() == b && mul.getRhs() == a);
-  bool addOk = (add.getLhs() == c && add.getRhs() == mul.getResult()) ||
-               (add.getRhs() == c && add.getLhs() == mul.getResult());
-  return mulOk && addOk;
-}
-
 /// The constant global `value` reads, or null.
 memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
   // A reshaped view (a convolution's filters as [O, C*KH*KW]) has the
@@ -196,7 +176,7 @@ bool isF32Buffer(Value value, bool strided) {
 /// strided views with `stridedInputs`).
 bool isF32Contraction(linalg::GenericOp op, bool stridedInputs = false) {
   return op.hasPureBufferSemantics() && op.getNumDpsInputs() == 2 &&
-         op.getNumDpsInits() == 1 && isMultiplyAccumulate(op) &&
+         op.getNumDpsInits() == 1 && kiln::isMultiplyAccumulate(op) &&
          isF32Buffer(op.getDpsInputs()[0], stridedInputs) &&
          isF32Buffer(op.getDpsInputs()[1], stridedInputs) &&
          kiln::isDenseF32Buffer(op.getDpsInits()[0]);

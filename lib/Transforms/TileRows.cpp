@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -148,11 +149,16 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
       return success();
     // Contractions (matmul, conv) are kiln-lower-matmul's: dropping a
     // unit M would turn a batch-1 matmul into a vector-matrix loop nest it
-    // does not lower.
+    // does not lower, and a convolution's unit channel or output dims
+    // (grayscale input, one filter, a 1x1 output) the form it matches (its
+    // window maps are not the projected permutations of linalg's
+    // contraction interface, so its body tells).
     bool hasReduction = false, hasContraction = false;
     kernel.walk([&](linalg::GenericOp op) {
       hasReduction |= op.getNumReductionLoops() != 0;
-      hasContraction |= linalg::isaContractionOpInterface(op);
+      hasContraction |=
+          linalg::isaContractionOpInterface(op) ||
+          (op.getNumReductionLoops() != 0 && kiln::isMultiplyAccumulate(op));
     });
     if (!hasReduction || hasContraction)
       return success();

@@ -13,7 +13,8 @@ tiles, checked against ONNX Runtime:
   residual and ReLU applied; ragged row tiles (1 row; 3 rows stored masked),
   ragged panels, 9 taps unrolled and 25 or 49 in a loop over the window's
   rows, strides and dilations per dim, one image (the unit batch dropped)
-  and two (the padded input staged per image);
+  and two (the padded input staged per image), one input channel, one
+  filter, a 1x1 output;
 - strided 1x1 convolutions as im2col + matmul, with the output channels as
   rows and with the output pixels as rows (the transposed im2col matrix read
   in place);
@@ -146,14 +147,14 @@ def windowed_rows_large_window():
 
 
 def windowed_rows_strided():
-    # 16 channels at 34x34: a strided 3x3 over 16+ channels takes windowed
-    # rows although its 17-wide rows would suit the implicit GEMM: 289
-    # pixels (tiles of 8 and a last one of 1 row), 40 channels (a panel and
-    # a masked one), ReLU. Then 5x5 / 2 with asymmetric pads (25 taps: a
+    # 64 channels at 34x34: a strided 3x3 over 16+ channels (K = 576) takes
+    # windowed rows although its 17-wide rows would suit the implicit GEMM:
+    # 289 pixels (ragged row tiles), 40 channels (a panel and a masked
+    # one), ReLU. Then 5x5 / 2 with asymmetric pads (25 taps: a
     # loop over the window's rows; 9 x 8 pixels), 3x3 strided along the
     # columns only, dilated 2, no bias, and 3x3 / 2 without padding (the
     # batch's input read where it is, not staged per image).
-    case = Case("windowed_rows_strided", 16, 34)
+    case = Case("windowed_rows_strided", 64, 34)
     case.op("Relu", [case.conv(40, 3, stride=2, pad=1)])
     case.conv(40, 5, stride=2, pad=[2, 1, 2, 2])
     case.conv(24, 3, stride=[1, 2], pad=2, dilation=2, bias=False)
@@ -170,6 +171,26 @@ def windowed_rows_single_image():
     skip = case.conv(64, 1, stride=2)
     case.conv(64, 3, stride=2, pad=1, source="X")
     case.op("Relu", [case.op("Add", [case.value, skip])])
+    return case
+
+
+def unit_dims():
+    # One image of one channel (unit dims kept for kiln-lower-matmul): 3x3
+    # over 28x28 as the implicit GEMM over the pitch (C = 1); then windowed
+    # rows: 3x3 / 2 (K = 576), and 5x5 / 2 with one filter (O = 1, 25 taps
+    # in a loop over the window's rows).
+    case = Case("unit_dims", 1, 28, batch=1)
+    case.op("Relu", [case.conv(64, 3, pad=1)])
+    case.conv(32, 3, stride=2, pad=1)
+    case.conv(1, 5, stride=2, pad=2)
+    return case
+
+
+def one_pixel():
+    # A 12x12 window over the whole 12x12 plane: windowed rows for a 1x1
+    # output (a tile of one row), 144 taps in a loop over the window's rows.
+    case = Case("one_pixel", 32, 12, batch=1)
+    case.conv(4, 12)
     return case
 
 
@@ -339,7 +360,7 @@ def pools():
 
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
          windowed_rows_large_window, windowed_rows_strided,
-         windowed_rows_single_image, channels_as_rows,
+         windowed_rows_single_image, unit_dims, one_pixel, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, implicit_gemm, winograd, winograd_groups,

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-fuse-kernels --convert-kiln-to-linalg --kiln-fuse-elementwise --kiln-tile-rows | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-fuse-kernels --convert-kiln-to-linalg="implicit-gemm-convs=true" --kiln-fuse-elementwise --kiln-tile-rows | FileCheck %s --check-prefix=CONV
 
 // Softmax over rows of 128 floats (512 bytes): 32 rows (16 KiB) per tile,
 // the max, exp, sum and scale of a tile all inside one scf.forall, the exp
@@ -64,4 +65,22 @@ func.func @batch_one_matmul(%x: tensor<1x64xf32>, %w: tensor<64x32xf32>) -> tens
   %0 = kiln.matmul %x, %w : (tensor<1x64xf32>, tensor<64x32xf32>) -> tensor<1x32xf32>
   %1 = kiln.relu %0 : tensor<1x32xf32> -> tensor<1x32xf32>
   return %1 : tensor<1x32xf32>
+}
+
+// -----
+
+// A convolution over one input channel (an implicit GEMM over the pitch:
+// its input map reads a shifted row, not a projected permutation) keeps its
+// unit batch and channel dims: its multiply-accumulate body marks it
+// kiln-lower-matmul's, which matches the conv only in this form (without,
+// it ran as scalar loops).
+// CONV-LABEL: func.func @grayscale_conv
+// CONV-NOT: scf.forall
+// CONV: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]
+// CONV-SAME: ins(%{{.*}}, %{{.*}} : tensor<8x1x3x3xf32>, tensor<1x1x{{[0-9]+}}xf32>) outs(%{{.*}} : tensor<1x8x{{[0-9]+}}xf32>)
+func.func @grayscale_conv(%x: tensor<1x1x28x28xf32>) -> tensor<1x8x28x28xf32> {
+  %w = kiln.constant dense<1.0> : tensor<8x1x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x1x28x28xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x28x28xf32>
+  %1 = kiln.relu %0 : tensor<1x8x28x28xf32> -> tensor<1x8x28x28xf32>
+  return %1 : tensor<1x8x28x28xf32>
 }

@@ -135,6 +135,29 @@ inline bool isBufferCopy(mlir::linalg::LinalgOp op) {
          yield->getOperand(0) == body->getArgument(0);
 }
 
+/// Whether `op`'s body is `out + lhs * rhs` (f32, in either order of the
+/// add and the multiply): a matmul or a convolution as convert-kiln-to-linalg
+/// writes them, whichever their maps, for kiln-lower-matmul to match.
+inline bool isMultiplyAccumulate(mlir::linalg::LinalgOp op) {
+  mlir::Block *body = op.getBlock();
+  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
+    return false;
+  auto mul = mlir::dyn_cast<mlir::arith::MulFOp>(&body->front());
+  auto add = mlir::dyn_cast_or_null<mlir::arith::AddFOp>(
+      mul ? mul->getNextNode() : nullptr);
+  mlir::Operation *yield = body->getTerminator();
+  if (!mul || !add || yield->getNumOperands() != 1 ||
+      yield->getOperand(0) != add.getResult())
+    return false;
+  mlir::Value a = body->getArgument(0), b = body->getArgument(1),
+              c = body->getArgument(2);
+  bool mulOk = (mul.getLhs() == a && mul.getRhs() == b) ||
+               (mul.getLhs() == b && mul.getRhs() == a);
+  bool addOk = (add.getLhs() == c && add.getRhs() == mul.getResult()) ||
+               (add.getRhs() == c && add.getLhs() == mul.getResult());
+  return mulOk && addOk;
+}
+
 } // namespace kiln
 
 #endif // KILN_TRANSFORMS_KERNELEMITTERS_H

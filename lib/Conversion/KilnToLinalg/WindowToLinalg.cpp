@@ -199,6 +199,10 @@ SmallVector<AffineExpr> windowExprs(MLIRContext *context, unsigned firstOut,
 /// (ConvToLinalg::stridedOverManyChannels).
 constexpr int64_t kWindowedRowsChannels = 16;
 
+/// Reductions at least this long run as windowed rows, whatever the tiles'
+/// fill (ConvToLinalg::windowedRowsPay).
+constexpr int64_t kWindowedRowsReduction = 512;
+
 /// Whether a convolution's matmul runs faster with the output pixels as
 /// rows than with the output channels as rows. The register tile is (at
 /// most) 8 rows x 2 vectors of 16, and a ragged panel takes whole vectors,
@@ -667,7 +671,7 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                          addBias(rewriter, loc, *result, adaptor.getBias()));
       return success();
     }
-    bool windowed = windowedRowsPay(op, kernel);
+    bool windowed = !depthwise && windowedRowsPay(op, kernel);
     bool shifted =
         implicitGemm && groups == 1 && elementType.isF32() &&
         !(windowed && stridedOverManyChannels(op)) &&
@@ -741,16 +745,26 @@ private:
   /// Whether a dense 2-D f32 convolution that is not an implicit GEMM
   /// over the input's pitch (shiftedMatmulPays) runs with its output
   /// pixels as rows read in place (convAsWindowedRows) rather than through
-  /// an im2col matrix: constant filters (packed at compile time as B) and a
-  /// window of several taps. A strided 1x1 convolution reads a quarter of
-  /// its input, which im2col copies into a quarter of the lines: 1x1 / 2
-  /// 128 -> 256 at 28x28 ran 10% slower read in place (prefetching the
-  /// next channels' lines did not help).
+  /// an im2col matrix: constant filters (packed at compile time as B), a
+  /// window of several taps, and pixels as rows paying (pixelsAsRowsPays)
+  /// or a reduction of at least kWindowedRowsReduction steps, which covers
+  /// the tiles' transposed stores (ResNet's 3x3 / 2 64 -> 128 at 56x56, K
+  /// = 576, runs faster so than as any other form; its 7x7 / 2 stem, K =
+  /// 147, slower). A strided 1x1 convolution reads a quarter of its input,
+  /// which im2col copies into a quarter of the lines: 1x1 / 2 128 -> 256 at
+  /// 28x28 ran 10% slower read in place (prefetching the next channels'
+  /// lines did not help).
   bool windowedRowsPay(ConvOp op, ArrayRef<int64_t> kernel) const {
     auto type = cast<RankedTensorType>(op.getType());
-    return implicitGemm && op.getGroups() == 1 && kernel.size() == 2 &&
-           kernel[0] * kernel[1] > 1 && type.getElementType().isF32() &&
-           isConstantFilter(op.getFilter());
+    if (!implicitGemm || op.getGroups() != 1 || kernel.size() != 2 ||
+        kernel[0] * kernel[1] == 1 || !type.getElementType().isF32() ||
+        !isConstantFilter(op.getFilter()))
+      return false;
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    int64_t reduction = inputType.getDimSize(1) * kernel[0] * kernel[1];
+    int64_t pixels = type.getDimSize(2) * type.getDimSize(3);
+    return reduction >= kWindowedRowsReduction ||
+           pixelsAsRowsPays(type.getDimSize(1), pixels, reduction);
   }
 
   /// Whether a convolution strides over at least kWindowedRowsChannels

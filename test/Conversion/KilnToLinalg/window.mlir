@@ -203,9 +203,13 @@ func.func @pixels_as_rows(%x: tensor<1x64x7x7xf32>, %b: tensor<64xf32>) -> tenso
 // With only 18 = 2 x 3 x 3 steps of reduction, the tiles' saving (512
 // lanes a step) does not pay for the transposed stores (3 lanes for each of
 // the 64 x 49 outputs): the channels stay the rows.
+// The same with implicit-gemm-convs: not windowed rows either (7-wide rows
+// keep im2col).
 // CHECK-LABEL: func.func @short_reduction_keeps_channels_as_rows
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x18xf32>, tensor<1x18x49xf32>)
 // CHECK-NOT: tensor<1x49x64xf32>
+// IGEMM-LABEL: func.func @short_reduction_keeps_channels_as_rows
+// IGEMM: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x18xf32>, tensor<1x18x49xf32>)
 func.func @short_reduction_keeps_channels_as_rows(%x: tensor<1x2x7x7xf32>) -> tensor<1x64x7x7xf32> {
   %w = kiln.constant dense<1.0> : tensor<64x2x3x3xf32>
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x2x7x7xf32>, tensor<64x2x3x3xf32>) -> tensor<1x64x7x7xf32>
@@ -306,13 +310,29 @@ func.func @windowed_rows(%x: tensor<1x16x14x14xf32>, %b: tensor<32xf32>) -> tens
 
 // A strided window over 16 or more channels takes windowed rows even where
 // the implicit GEMM over the pitch would fit (16-wide rows): no phase
-// planes; the unpadded 33 x 33 input is read as it is.
+// planes; the unpadded 33 x 33 input is read as it is. (With 8 filters over
+// 256 pixels, pixels as rows do not fill the tiles better; the reduction,
+// 576 steps, covers the transposed stores.)
 // IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, (d1 floordiv 16) * 66 + (d1 mod 16) * 2 + d4 * 33 + d5)>
 // IGEMM-LABEL: func.func @windowed_rows_over_pitch
 // IGEMM-NOT: tensor.insert_slice
-// IGEMM: %[[PLANES:.*]] = tensor.collapse_shape %arg0 {{.*}} into tensor<2x16x1089xf32>
-// IGEMM: linalg.generic {indexing_maps = [#[[X]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[PLANES]], %{{.*}} : tensor<2x16x1089xf32>, tensor<8x16x3x3xf32>) outs(%{{.*}} : tensor<2x256x8xf32>)
-func.func @windowed_rows_over_pitch(%x: tensor<2x16x33x33xf32>) -> tensor<2x8x16x16xf32> {
+// IGEMM: %[[PLANES:.*]] = tensor.collapse_shape %arg0 {{.*}} into tensor<2x64x1089xf32>
+// IGEMM: linalg.generic {indexing_maps = [#[[X]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[PLANES]], %{{.*}} : tensor<2x64x1089xf32>, tensor<8x64x3x3xf32>) outs(%{{.*}} : tensor<2x256x8xf32>)
+func.func @windowed_rows_over_pitch(%x: tensor<2x64x33x33xf32>) -> tensor<2x8x16x16xf32> {
+  %w = kiln.constant dense<1.0> : tensor<8x64x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x64x33x33xf32>, tensor<8x64x3x3xf32>) -> tensor<2x8x16x16xf32>
+  return %0 : tensor<2x8x16x16xf32>
+}
+
+// -----
+
+// A short reduction (16 channels x 9 taps = 144 steps) where pixels as rows
+// do not fill the tiles better (8 filters over 256 pixels) does not cover
+// the transposed stores: the implicit GEMM over the pitch, in phase planes.
+// IGEMM-LABEL: func.func @short_reduction_keeps_pitch
+// IGEMM: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 1, 0, 0] [2, 16, 1, 1, 17, 16]
+// IGEMM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x16x3x3xf32>, tensor<2x16x1224xf32>) outs(%{{.*}} : tensor<2x8x272xf32>)
+func.func @short_reduction_keeps_pitch(%x: tensor<2x16x33x33xf32>) -> tensor<2x8x16x16xf32> {
   %w = kiln.constant dense<1.0> : tensor<8x16x3x3xf32>
   %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x16x33x33xf32>, tensor<8x16x3x3xf32>) -> tensor<2x8x16x16xf32>
   return %0 : tensor<2x8x16x16xf32>
