@@ -47,6 +47,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
+
 #include <limits>
 
 namespace kiln {
@@ -187,13 +189,20 @@ bool isF32Contraction(linalg::GenericOp op, bool stridedInputs = false) {
 /// of it instead, made right before, so it takes the tiled kernel (which
 /// reads dense rows) rather than scalar loops: 64 x 4096 x 1024 as four
 /// MatMuls on column slices, 850 ms -> 4.9 ms. The copy is one pass over
-/// the slice. (Other contractions, such as window ops, keep their views.)
+/// the slice. Windowed rows copy a strided input (a slice of channels) the
+/// same way; other contractions, such as window ops, keep their views.
 void copyStridedInputs(linalg::GenericOp op) {
+  // Before the output's zero fill, if any: the emitter finds it (and a
+  // transposing copy) right before the matmul.
+  Operation *before = op;
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+      fill && fill.getDpsInits()[0] == op.getDpsInits()[0])
+    before = fill;
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = cast<MemRefType>(input->get().getType());
     if (type.getLayout().isIdentity())
       continue;
-    OpBuilder b(op);
+    OpBuilder b(before);
     auto dense = MemRefType::get(type.getShape(), type.getElementType());
     Value copy =
         memref::AllocOp::create(b, op.getLoc(), dense, b.getI64IntegerAttr(64));
@@ -264,7 +273,7 @@ matchMatmul(linalg::GenericOp op, SymbolTable &symbols, bool stridedInputs) {
 
 /// `expr` of one dim at `x`, without the context's uniqued constants that
 /// composing the map would make (a large output has many pixels); nothing
-/// for a symbol or a division by a non-positive constant.
+/// for a symbol, a division by a non-positive constant or an overflow.
 std::optional<int64_t> evaluateAt(AffineExpr expr, int64_t x) {
   if (auto constant = dyn_cast<AffineConstantExpr>(expr))
     return constant.getValue();
@@ -279,9 +288,9 @@ std::optional<int64_t> evaluateAt(AffineExpr expr, int64_t x) {
     return std::nullopt;
   switch (expr.getKind()) {
   case AffineExprKind::Add:
-    return *lhs + *rhs;
+    return llvm::checkedAdd(*lhs, *rhs);
   case AffineExprKind::Mul:
-    return *lhs * *rhs;
+    return llvm::checkedMul(*lhs, *rhs);
   default:
     if (*rhs <= 0)
       return std::nullopt;
@@ -308,7 +317,9 @@ std::optional<int64_t> evaluateAt(AffineExpr expr, int64_t x) {
 /// place; `tapOffsets` holds G per tap.
 std::optional<MatmulShape> matchConvMatmul(linalg::GenericOp op,
                                            bool pixelsAsRows) {
-  if (!isF32Contraction(op))
+  // Windowed rows read the input where it is, which may be a view (a slice
+  // of its channels): the pass copies such an input first.
+  if (!isF32Contraction(op, /*stridedInputs=*/pixelsAsRows))
     return std::nullopt;
   Value filter = op.getDpsInputs()[pixelsAsRows ? 1 : 0],
         input = op.getDpsInputs()[pixelsAsRows ? 0 : 1],
@@ -1761,6 +1772,7 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
       } else if (std::optional<MatmulShape> shape =
                      matchConvMatmul(op, /*pixelsAsRows=*/true)) {
+        copyStridedInputs(op);
         matmuls.push_back({op, *shape});
       }
     });

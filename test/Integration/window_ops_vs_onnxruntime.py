@@ -194,6 +194,18 @@ def one_pixel():
     return case
 
 
+def windowed_rows_sliced_input():
+    # A convolution over a slice of its input's channels, unpadded: windowed
+    # rows read a dense copy of the strided view (read in place, it ran as
+    # scalar loops).
+    case = Case("windowed_rows_sliced_input", 64, 14)
+    for name, value in (("starts", [16]), ("ends", [48]), ("axes", [1])):
+        case.initializers.append(numpy_helper.from_array(np.array(value, np.int64), name))
+    case.op("Slice", ["X", "starts", "ends", "axes"], channels=32)
+    case.conv(64, 3, stride=2)
+    return case
+
+
 def channels_as_rows():
     # A strided 1x1 convolution as im2col (the subsampled input) + matmul:
     # 24 channels x 196 pixels, the channels as rows, a ragged last panel
@@ -360,7 +372,8 @@ def pools():
 
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
          windowed_rows_large_window, windowed_rows_strided,
-         windowed_rows_single_image, unit_dims, one_pixel, channels_as_rows,
+         windowed_rows_single_image, unit_dims, one_pixel,
+         windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, implicit_gemm, winograd, winograd_groups,

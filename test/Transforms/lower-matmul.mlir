@@ -968,6 +968,8 @@ func.func @sliced_streams(%a: memref<16x1024xf32>, %c: memref<16x64xf32>) {
 #swap = affine_map<(o, p) -> (p, o)>
 #id = affine_map<(o, p) -> (o, p)>
 
+// (Each tile row's window start is (p floordiv 3) * 14 + (p mod 3) * 2,
+// computed once per tile.)
 // Windowed rows (WindowToLinalg's convAsWindowedRows) for one image, whose
 // unit batch was dropped: a 3x3 / 2 window over 7 x 7 padded planes (49
 // floats per channel), 9 output pixels as rows (a tile of 7 and one of 2),
@@ -988,7 +990,10 @@ func.func @sliced_streams(%a: memref<16x1024xf32>, %c: memref<16x64xf32>) {
 // CHECK: %[[A:.*]] = memref.load %arg0[%[[ROW]], %{{.*}}] : memref<2x49xf32>
 // CHECK: %[[BROADCAST:.*]] = vector.broadcast %[[A]] : f32 to vector<16xf32>
 // CHECK-COUNT-2: vector.fma %[[BROADCAST]]
-// CHECK-COUNT-124: vector.fma
+// The last tap, (2, 2): 2 * 7 + 2 = 16 floats on from a row's start.
+// CHECK: %[[LAST:.*]] = arith.addi %{{.*}}, %c16{{.*}} : index
+// CHECK-NEXT: memref.load %arg0[%[[ROW]], %[[LAST]]] : memref<2x49xf32>
+// CHECK-COUNT-14: vector.fma
 // CHECK: scf.yield
 // CHECK: vector.shuffle
 // CHECK: vector.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}] : memref<20x9xf32>, vector<7xf32>
@@ -1002,6 +1007,47 @@ func.func @windowed_rows(%x: memref<2x49xf32>, %y: memref<20x9xf32>) {
   linalg.generic {indexing_maps = [#x, #w, #t],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %w : memref<2x49xf32>, memref<20x2x3x3xf32>) outs(%t : memref<9x20xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<9x20xf32>) outs(%y : memref<20x9xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(p, o, c, kh, kw) -> (c, (p floordiv 3) * 14 + (p mod 3) * 2 + kh * 7 + kw)>
+#w = affine_map<(p, o, c, kh, kw) -> (o, c, kh, kw)>
+#t = affine_map<(p, o, c, kh, kw) -> (p, o)>
+#swap = affine_map<(o, p) -> (p, o)>
+#id = affine_map<(o, p) -> (o, p)>
+
+// Windowed rows over a strided view of the input (a slice of its channels)
+// read a dense copy of it, made right before the kernel.
+// SLICEB-LABEL: func.func @windowed_rows_strided_input
+// CHECK-LABEL: func.func @windowed_rows_strided_input
+// CHECK: %[[VIEW:.*]] = memref.subview %arg0
+// CHECK: %[[DENSE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x49xf32>
+// CHECK: memref.copy %[[VIEW]], %[[DENSE]]
+// CHECK: memref.load %[[DENSE]]
+// CHECK: vector.fma
+// CHECK-NOT: linalg.generic
+memref.global "private" constant @__constant_sfilters : memref<20x2x3x3xf32> = dense<1.0>
+func.func @windowed_rows_strided_input(%in: memref<4x49xf32>, %y: memref<20x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %x = memref.subview %in[2, 0] [2, 49] [1, 1] : memref<4x49xf32> to memref<2x49xf32, strided<[49, 1], offset: 98>>
+  %w = memref.get_global @__constant_sfilters : memref<20x2x3x3xf32>
+  %t = memref.alloc() : memref<9x20xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<9x20xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #t],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<2x49xf32, strided<[49, 1], offset: 98>>, memref<20x2x3x3xf32>) outs(%t : memref<9x20xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
