@@ -11,13 +11,13 @@ tiles, checked against ONNX Runtime:
   the pixel's window value at its tap), the filters packed transposed at
   compile time, each tile transposed in registers and stored with bias,
   residual and ReLU applied; ragged row tiles (1 row; 3 rows stored masked),
-  ragged panels, 9 taps unrolled and 25 or 49 in a loop over the window's
+  ragged panels, 9 taps unrolled and 25 or 144 in a loop over the window's
   rows, strides and dilations per dim, one image (the unit batch dropped)
   and two (the padded input staged per image), one input channel, one
-  filter, a 1x1 output;
-- strided 1x1 convolutions as im2col + matmul, with the output channels as
-  rows and with the output pixels as rows (the transposed im2col matrix read
-  in place);
+  filter, a 1x1 output, an input that is a slice of channels;
+- strided 1x1 convolutions and short reductions as im2col + matmul, with
+  the output channels as rows and with the output pixels as rows (the
+  transposed im2col matrix read in place);
 - windows that stride along the row with several taps (a stride-2 3x3
   convolution, depthwise convolution, max and average pool), whose input is
   split into phases, including ceil_mode's extra padding and a dilated
@@ -137,11 +137,12 @@ def pixels_as_rows_masked_tile():
     return case
 
 
-def windowed_rows_large_window():
+def im2col_large_window():
     # 3 -> 24 channels, 7x7 / 2 at 28x28 (14-wide rows: no implicit GEMM
-    # over the pitch): windowed rows whose 49 taps loop over the window's
-    # rows, 196 pixels in tiles of 7, a ragged panel of 24 channels.
-    case = Case("windowed_rows_large_window", 3, 28)
+    # over the pitch): a short reduction (147) whose pixels as rows would
+    # not fill the tiles better keeps im2col, split into phases, with the
+    # channels as rows; 196 pixels (a ragged last panel).
+    case = Case("im2col_large_window", 3, 28)
     case.op("Relu", [case.conv(24, 7, stride=2, pad=3)])
     return case
 
@@ -371,7 +372,7 @@ def pools():
 
 
 CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
-         windowed_rows_large_window, windowed_rows_strided,
+         im2col_large_window, windowed_rows_strided,
          windowed_rows_single_image, unit_dims, one_pixel,
          windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
