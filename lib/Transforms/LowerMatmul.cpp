@@ -421,7 +421,8 @@ std::optional<MatmulShape> matchConvMatmul(linalg::GenericOp op,
 /// What the kernels are built for: the pass options.
 struct KernelTarget {
   /// f32 lanes of a vector, the register tile's rows (MR) and vectors per
-  /// row (NR / lanes), and for implicit GEMMs (0: `vectors`).
+  /// row (NR / lanes), and for implicit GEMMs over the input's pitch (0:
+  /// `vectors`).
   int64_t lanes, rows, vectors, shiftedVectors;
   bool useFMA, halfRateVectors;
   int64_t l1Ways, l2Bytes;
@@ -773,12 +774,6 @@ private:
     return readAgain(bBytes, groups) <= readAgain(aBytes, nPanels);
   }
 
-  /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
-  /// tiles take the fewest cycles per step of k, where a tile of r rows
-  /// takes r x `vectors` FMAs but at least kFMALatency cycles (each
-  /// accumulator is one chain of dependent FMAs). 49 rows (a 7x7 output as
-  /// rows) are 7 tiles of 7, not 6 of 8 and a 1-row tile that waits on
-  /// the FMA latency for 2 FMAs a step.
   /// Vectors per row of the register tile for `shape`.
   static int64_t tileVectors(const MatmulShape &shape,
                              const KernelTarget &target) {
@@ -786,6 +781,12 @@ private:
                                                     : target.vectors;
   }
 
+  /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
+  /// tiles take the fewest cycles per step of k, where a tile of r rows
+  /// takes r x `vectors` FMAs but at least kFMALatency cycles (each
+  /// accumulator is one chain of dependent FMAs). 49 rows (a 7x7 output as
+  /// rows) are 7 tiles of 7, not 6 of 8 and a 1-row tile that waits on
+  /// the FMA latency for 2 FMAs a step.
   static int64_t tileRows(int64_t m, int64_t maxRows, int64_t vectors) {
     auto cycles = [&](int64_t rows) {
       return std::max(rows * vectors, kFMALatency);
@@ -1351,12 +1352,13 @@ private:
       }
 
     // Windowed rows: where each row's window starts in a channel's plane.
+    Value aRow0 = mul(tile, mr);
     SmallVector<Value> pixelStarts;
     if (shape.windowedRows())
       for (int64_t r = 0; r < rows; ++r)
-        pixelStarts.push_back(affine::expandAffineExpr(
-            b, loc, shape.pixelStart.getResult(0),
-            ValueRange{add(mul(tile, mr), r)}, ValueRange{}));
+        pixelStarts.push_back(
+            affine::expandAffineExpr(b, loc, shape.pixelStart.getResult(0),
+                                     ValueRange{add(aRow0, r)}, ValueRange{}));
 
     // One step of k: B's vectors (from the packed panel, or row `row` at
     // `shift` columns to the right) times A's column k of the tile (or,
@@ -1383,7 +1385,6 @@ private:
                        : vector::LoadOp::create(b, loc, vectorType, rhs, at)
                              .getResult());
       }
-      Value aRow0 = mul(tile, mr);
       SmallVector<Value> next;
       for (int64_t r = 0; r < rows; ++r) {
         Value a;
