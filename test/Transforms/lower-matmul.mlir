@@ -198,6 +198,7 @@ func.func @integers(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32
 // CHECK: %[[BP:.*]] = memref.get_global @__constant_filters_packed
 // CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c14{{.*}})
 // CHECK: vector.load %[[BP]]
+// CHECK-NOT: memref.prefetch
 // CHECK: memref.load %[[A]]
 // CHECK: vector.fma
 // CHECK-NOT: linalg.generic
@@ -210,6 +211,45 @@ func.func @pixels_as_rows(%a: memref<2x18x49xf32>, %c: memref<2x49x40xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %filters : memref<2x18x49xf32>, memref<40x18xf32>) outs(%c : memref<2x49x40xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, k, m)>
+#rhs = affine_map<(b, m, n, k) -> (n, k)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A transposed A read in place whose rows are 640 bytes apart (a 1x1
+// convolution's input channels, 160 pixels each): each step of k
+// prefetches the tile's first and last value 16 steps ahead (clamped to
+// the last row), the stride being one the hardware prefetchers do not run
+// ahead on. (@pixels_as_rows' rows of 196 bytes are not prefetched.)
+// CHECK-LABEL: func.func @transposed_a_prefetched
+// CHECK: %[[A:.*]] = memref.collapse_shape %arg0 {{.*}} into memref<96x160xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c96
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[K]], %c16
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %c95
+// CHECK: %[[ROW:.*]] = arith.addi %{{.*}}, %[[CLAMPED]]
+// CHECK: %[[LAST:.*]] = arith.addi %[[FIRST:.*]], %c7
+// CHECK: memref.prefetch %[[A]][%[[ROW]], %[[FIRST]]], read, locality<3>, data
+// CHECK: memref.prefetch %[[A]][%[[ROW]], %[[LAST]]], read, locality<3>, data
+// CHECK: memref.load %[[A]]
+// CHECK: vector.fma
+memref.global "private" constant @__constant_wide_filters : memref<32x96xf32> = dense<1.0>
+func.func @transposed_a_prefetched(%a: memref<1x96x160xf32>, %c: memref<1x160x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wide_filters : memref<32x96xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x160x32xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x96x160xf32>, memref<32x96xf32>) outs(%c : memref<1x160x32xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
