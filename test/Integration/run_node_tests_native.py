@@ -5,12 +5,14 @@ the reference (rtol 1e-4, atol 1e-5). Models that do not import or lower are
 skipped (and counted); tests on the expected-to-pass list must pass.
 
 Usage: run_node_tests_native.py BIN_DIR NODE_DIR EXPECTED [--update] [--verbose]
-                                 [--report docs/conformance.md]
+                                 [--report docs/conformance.md] [--filter REGEX]
+                                 [--compile-flag FLAG]...
 """
 
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -138,9 +140,15 @@ def main():
     parser.add_argument("--report", help="write a per-op Markdown report here")
     parser.add_argument("--compile-flag", action="append", default=[],
                         help="pass this flag to kiln-compile (repeatable)")
+    parser.add_argument("--filter", metavar="REGEX",
+                        help="run only the tests whose name this matches (case-insensitive)")
     options = parser.parse_args()
+    if options.filter and (options.update or options.report):
+        parser.error("--filter runs a subset: it cannot --update or --report")
+    pattern = re.compile(options.filter or "", re.IGNORECASE)
     tests = sorted(d for d in os.listdir(options.node_dir)
-                   if os.path.isfile(os.path.join(options.node_dir, d, "model.onnx")))
+                   if os.path.isfile(os.path.join(options.node_dir, d, "model.onnx"))
+                   and pattern.search(d))
     with tempfile.TemporaryDirectory() as work:
         def run(t):
             try:

@@ -70,6 +70,26 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def EmulateBF16 : Pass<"kiln-emulate-bf16", "::mlir::ModuleOp"> {
+  let summary = "Compute bf16 arithmetic in f32 and bf16 conversions with "
+                "integer ops";
+  let description = [{
+    For x86 CPUs without AVX512-BF16 or AVX-NE-CONVERT (Zen 3, Intel before
+    Cooper Lake), where LLVM lowers every f32 -> bf16 rounding, the one
+    after each bf16 `fadd` or `fmul` included, to a call of compiler-rt's
+    `__truncsfbf2`: `model.so` does not link it (it needs only libc and
+    libm), and a call per element would not vectorize either. First, arith
+    ops on bf16 become the f32 op between an `arith.extf` and an
+    `arith.truncf` (one rounding per op, as before); then every f32 <-> bf16
+    `truncf` / `extf` (scalars and vectors) becomes integer arithmetic on
+    the bits: truncation rounds to nearest even and keeps NaNs quiet NaNs,
+    extension shifts the 16 bits up. The CPU backend runs it for such
+    targets only.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def FuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse the linalg ops inside each kernel region into shared loops";
   let description = [{

@@ -256,6 +256,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "kiln-outline-parallel-loops,expand-strided-metadata,"
       "lower-affine,convert-scf-to-cf," +
       approximateMath + expandFMA +
+      (options.hasNativeBF16 ? "" : "kiln-emulate-bf16,") +
       "math-expand-ops{ops=rsqrt},"
       "convert-math-to-funcs,convert-math-to-llvm,convert-math-to-libm,"
       "convert-vector-to-llvm,convert-arith-to-llvm,finalize-memref-to-llvm,"
@@ -270,6 +271,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   options.hasFMA = info->checkFeatures("+fma");
   options.l1Ways = l1DataWays(machine);
+  options.hasNativeBF16 = hasNativeBF16(machine);
   if (info->checkFeatures("+avx512f")) {
     options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;
     // 8 x 48 tiles for implicit GEMMs (24 accumulators, 3 B vectors, a
@@ -801,6 +803,34 @@ private:
   llvm::IntegerType *i32, *i64;
 };
 
+/// Defines compiler-rt's f32 -> bf16 rounding, `__truncsfbf2`, inside the
+/// library (hidden), for targets without a bf16 instruction.
+/// kiln-emulate-bf16 leaves no bf16 arithmetic for LLVM to promote, but bf16
+/// values that live in registers (a select, a reduction's loop-carried
+/// maximum) are still legalized as f32 and rounded back through this call,
+/// which model.so would otherwise leave undefined. Round to nearest even; a
+/// NaN becomes the quiet NaN 0x7fc0.
+void defineBF16Rounding(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *f32 = llvm::Type::getFloatTy(ctx);
+  auto *i32 = llvm::Type::getInt32Ty(ctx);
+  auto *i16 = llvm::Type::getInt16Ty(ctx);
+  auto *rounding = llvm::Function::Create(
+      llvm::FunctionType::get(llvm::Type::getBFloatTy(ctx), {f32}, false),
+      llvm::GlobalValue::ExternalLinkage, "__truncsfbf2", module);
+  rounding->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", rounding));
+  llvm::Value *value = rounding->getArg(0);
+  llvm::Value *bits = b.CreateBitCast(value, i32);
+  llvm::Value *lowestKept = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  llvm::Value *rounded = b.CreateAdd(
+      bits, b.CreateAdd(lowestKept, llvm::ConstantInt::get(i32, 0x7fff)));
+  llvm::Value *high = b.CreateTrunc(b.CreateLShr(rounded, 16), i16);
+  llvm::Value *result = b.CreateSelect(
+      b.CreateFCmpUNO(value, value), llvm::ConstantInt::get(i16, 0x7fc0), high);
+  b.CreateRet(b.CreateBitCast(result, rounding->getReturnType()));
+}
+
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -855,6 +885,8 @@ translateAndOptimize(ModuleOp module, ModelSignature &signature,
   llvmModule->setDataLayout(machine.createDataLayout());
   if (llvm::Error error = ABIBuilder(*llvmModule, signature).build())
     return module.emitError(llvm::toString(std::move(error)));
+  if (!hasNativeBF16(machine))
+    defineBF16Rounding(*llvmModule);
   bool hasAVX512 = machine.getMCSubtargetInfo()->checkFeatures("+avx512f");
   for (llvm::Function &f : *llvmModule)
     if (!f.isDeclaration()) {

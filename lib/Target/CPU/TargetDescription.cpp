@@ -33,6 +33,12 @@ int l1DataWays(const llvm::TargetMachine &machine) {
   return llvm::is_contained(twelveWays, machine.getTargetCPU()) ? 12 : 8;
 }
 
+bool hasNativeBF16(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  return info->checkFeatures("+avx512bf16") ||
+         info->checkFeatures("+avxneconvert");
+}
+
 namespace {
 
 constexpr double kEstimatedGBsPerCore = 35;

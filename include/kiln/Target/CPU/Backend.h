@@ -113,6 +113,10 @@ struct CodegenOptions {
   /// Whether vector ldexp is one instruction (AVX-512 vscalefps): exp and
   /// exp2 scale by 2^n with it (kiln-approximate-math{ldexp}).
   bool hasNativeLdexp = true;
+  /// Whether the CPU converts f32 to bf16 in one instruction (AVX512-BF16,
+  /// AVX-NE-CONVERT); without it bf16 arithmetic runs in f32 and the
+  /// conversions as integer ops (kiln-emulate-bf16).
+  bool hasNativeBF16 = true;
   /// Tile reduction kernels by rows into thread-pool loops (kiln-tile-rows);
   /// off for device targets, which map loops to threads themselves.
   bool tileRows = true;

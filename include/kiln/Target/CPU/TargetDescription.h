@@ -18,6 +18,10 @@ int fmaLanes(const llvm::TargetMachine &machine);
 /// (Intel's since Sunny Cove, Zen 5), 8 on the others (32 KiB).
 int l1DataWays(const llvm::TargetMachine &machine);
 
+/// Whether the CPU rounds f32 to bf16 in one instruction (AVX512-BF16,
+/// AVX-NE-CONVERT); Zen 3 and Intel's cores before Cooper Lake do not.
+bool hasNativeBF16(const llvm::TargetMachine &machine);
+
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
 /// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
 /// triad bandwidth per thread count), the measured numbers; otherwise an
