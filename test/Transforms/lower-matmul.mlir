@@ -5,6 +5,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
 // RUN: kiln-opt %s --kiln-lower-matmul="shifted-vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6 k-unroll=4 l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=UNROLL
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -1097,6 +1098,56 @@ func.func @windowed_rows_strided_input(%in: memref<4x49xf32>, %y: memref<20x9xf3
       ins(%t : memref<9x20xf32>) outs(%y : memref<20x9xf32>) {
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// k-unroll=4: K = 130 runs as 32 iterations of 4 steps, then 2 single
+// steps, the accumulators carried from the first loop into the second. The
+// AVX2 tile's 16-float panels, 4 of them, panel-major (a 32 KiB L2): the 2
+// full row tiles of 6 stream 8 floats of the next panel a step, so in an
+// iteration of 4 steps only steps 0 and 2 start a new cache line and
+// prefetch; a single step prefetches its own share. The 4-row tail tile
+// (no stream) is unrolled the same way.
+// UNROLL-LABEL: func.func @unrolled_steps
+// UNROLL: %[[SUMS:.*]]:12 = scf.for %{{.*}} = %{{.*}} to %c128 step %c4
+// UNROLL: memref.prefetch
+// UNROLL-COUNT-12: vector.fma
+// UNROLL-NOT: memref.prefetch
+// UNROLL-COUNT-12: vector.fma
+// UNROLL: memref.prefetch
+// UNROLL-COUNT-12: vector.fma
+// UNROLL-NOT: memref.prefetch
+// UNROLL-COUNT-12: vector.fma
+// UNROLL-NOT: {{memref.prefetch|vector.fma}}
+// UNROLL: scf.yield
+// UNROLL: scf.for %{{.*}} = %c128{{.*}} to %c130 step %c1{{.*}} iter_args(%{{.*}} = %[[SUMS]]#0,
+// UNROLL-COUNT-1: memref.prefetch
+// UNROLL-COUNT-12: vector.fma
+// UNROLL-NOT: vector.fma
+// UNROLL: scf.yield
+// UNROLL: scf.for %{{.*}} step %c4
+// UNROLL-NOT: memref.prefetch
+// UNROLL-COUNT-32: vector.fma
+// UNROLL: scf.for %{{.*}} = %c128{{.*}} to %c130 step %c1
+memref.global "private" constant @__constant_w_unrolled : memref<130x64xf32> = dense<1.0>
+func.func @unrolled_steps(%a: memref<16x130xf32>, %c: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w_unrolled : memref<130x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<16x130xf32>, memref<130x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }

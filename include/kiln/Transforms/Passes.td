@@ -185,6 +185,11 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "is read again from L2 rather than the other read again from "
            "further away (2 MiB: the Sapphire/Emerald Rapids cores it was "
            "measured on)">,
+    Option<"kUnroll", "k-unroll", "int64_t", /*default=*/"1",
+           "Steps of k per iteration of a tile's k loop (the rest in a "
+           "loop of single steps): the loop's counter, branch and the "
+           "next panel's prefetch are then paid once per this many steps, "
+           "which pays where a step is short (AVX2's 6 x 16 tile: 4)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -105,6 +105,9 @@ struct CodegenOptions {
   /// Bytes of a core's L2, which orders the matmuls' work items
   /// (kiln-lower-matmul{l2-bytes}).
   int64_t l2Bytes = 2 * 1024 * 1024;
+  /// Steps of k per iteration of a matmul tile's k loop
+  /// (kiln-lower-matmul{k-unroll}).
+  int64_t matmulKUnroll = 1;
   /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
   /// into a multiply and an add rather than becoming fmaf calls.
   bool hasFMA = true;
