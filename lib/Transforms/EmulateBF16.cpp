@@ -55,10 +55,12 @@ struct EmulateBF16Pass : public kiln::impl::EmulateBF16Base<EmulateBF16Pass> {
     if (failed(applyPartialConversion(getOperation(), arithTarget,
                                       std::move(arithPatterns))))
       return failure();
-    // Math ops are extended from the types other than f64, f32 and the
-    // supported ones named here: f16 math is left as it was.
+    // Math ops are extended from the types not named here (the pattern
+    // takes f32, the target, as supported; f64 it would narrow to f32): f16
+    // and f64 math are left as they were.
     SetVector<Type> supported;
     supported.insert(Float16Type::get(context));
+    supported.insert(Float64Type::get(context));
     TypeConverter mathConverter;
     math::populateExtendToSupportedTypesTypeConverter(mathConverter, supported,
                                                       f32);

@@ -66,3 +66,19 @@ func.func @other_types(%a: f32, %h: f16) -> (f32, f16) {
   %1 = arith.mulf %h, %h : f16
   return %0, %1 : f32, f16
 }
+
+// -----
+
+// Math ops run in f32 only from bf16; f64 and f16 math stays as it is
+// (ReduceLogSumExp computes in f64).
+// CHECK-LABEL: func.func @math_ops
+// CHECK: %[[X:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[EXP:.*]] = math.exp %[[X]] : f32
+// CHECK: math.log %arg1 : f64
+// CHECK: math.sqrt %arg2 : f16
+func.func @math_ops(%a: bf16, %d: f64, %h: f16) -> (bf16, f64, f16) {
+  %0 = math.exp %a : bf16
+  %1 = math.log %d : f64
+  %2 = math.sqrt %h : f16
+  return %0, %1, %2 : bf16, f64, f16
+}
