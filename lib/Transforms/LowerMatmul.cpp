@@ -1492,7 +1492,7 @@ private:
     int64_t begin = reductionSlice.begin, steps = reductionSlice.steps;
     int64_t unrolled = llvm::alignDown(steps, kUnroll);
     int64_t floatsPerStep =
-        nextPanelShare ? llvm::divideCeil(nr, nextPanelShare->tiles) : 0;
+        nextPanelShare ? streamedFloatsPerStep(*nextPanelShare) : 0;
     auto startsLine = [&](int64_t u) {
       return u == 0 || (u * floatsPerStep) / kFloatsPerLine !=
                            ((u - 1) * floatsPerStep) / kFloatsPerLine;
@@ -1535,6 +1535,12 @@ private:
     int64_t tiles;
   };
 
+  /// Floats of the next panel each step of a tile with `share` streams:
+  /// the tiles on a panel bring in its NR floats a step between them.
+  int64_t streamedFloatsPerStep(const NextPanelShare &share) const {
+    return llvm::divideCeil(nr, share.tiles);
+  }
+
   /// Step `k` of tile `share.tile` of the `share.tiles` full tiles that
   /// read panel `share.panel` of compile-time packed B prefetches its share
   /// of the next panel, so the tiles on a panel bring in all of the next
@@ -1551,7 +1557,7 @@ private:
     // into a pointer increment (a division per step cost AVX2's 6-cycle
     // steps 10% of their speed). With slices of k (reductionSliceSteps), the
     // next panel's slice, counted from the slice's first step.
-    int64_t perStep = llvm::divideCeil(nr, share.tiles);
+    int64_t perStep = streamedFloatsPerStep(share);
     int64_t panelFloats = shape.k * nr;
     Value next =
         arith::MinUIOp::create(b, loc, add(share.panel, 1), index(nPanels - 1));
