@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Matmul code generation (kiln-lower-matmul) on every tail path, for the
-AVX-512 tile (--mcpu=native on an AVX-512 host) and the AVX2 tile
-(--mcpu=x86-64-v3), a 6 x 4-vector tile (--matmul-tile=6x4: 64-column
-panels, so other ragged-N paths) on the host, and the host's tile with a
+host's tile (--mcpu=native), the AVX2 tile (--mcpu=x86-64-v3), both
+AVX-512 tiles (8 x 3 vectors, 2 steps of k per iteration; 8 x 2, 1 step)
+and a 6 x 4-vector tile (64-column panels, so other ragged-N paths; 3 steps
+of k per iteration) whatever the host takes, and the host's tile with a
 4 KiB L2 (--l2-bytes=4096: the work items in the other order), a 512 KiB
 L2 (slices of k) and an 8- and a 12-way L1 (A packed per call or read in
 place), checked
@@ -32,11 +33,16 @@ from e2e_vs_onnxruntime import check  # noqa: E402
 # Summation order differs from ONNX Runtime's: allow a few ulps of the
 # largest partial sums.
 RTOL, ATOL = 1e-4, 2e-4
-# (name, kiln-compile flags): the host's tile, AVX2's, and a wider one.
+# (name, kiln-compile flags): the host's tile, AVX2's, and others.
 TARGETS = [
     ("native", ["--mcpu=native"]),
     ("x86-64-v3", ["--mcpu=x86-64-v3"]),
-    ("native-6x4", ["--mcpu=native", "--matmul-tile=6x4"]),
+    # Both AVX-512 tiles whatever the host's: full-rate cores' 8 x 48 with 2
+    # steps of k per iteration (odd K leaves single steps) and Zen 4's 8 x 32
+    # with 1; and a 6 x 4 (64-column panels, so other ragged-N paths) with 3.
+    ("native-8x3-unroll-2", ["--mcpu=native", "--matmul-tile=8x3", "--matmul-k-unroll=2"]),
+    ("native-8x2-unroll-1", ["--mcpu=native", "--matmul-tile=8x2", "--matmul-k-unroll=1"]),
+    ("native-6x4-unroll-3", ["--mcpu=native", "--matmul-tile=6x4", "--matmul-k-unroll=3"]),
     # A 4 KiB L2: no operand stays in it, so where reading A again per
     # panel costs less than B per block of rows (packed_a, the short-K row
     # sweeps), the work items are numbered panel-major, an order these small

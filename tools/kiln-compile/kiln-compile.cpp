@@ -114,6 +114,11 @@ cl::opt<std::string> matmulTile(
              "(e.g. 8x2: 8 rows of 2 vector registers); default: the "
              "target's"),
     cl::value_desc("RxV"), cl::Hidden);
+cl::opt<int64_t> matmulKUnroll(
+    "matmul-k-unroll",
+    cl::desc("Tuning: steps of k per iteration of the CPU matmul kernel's "
+             "k loop; default: the target's"),
+    cl::init(0), cl::Hidden);
 cl::opt<int64_t> l1Ways(
     "l1-ways",
     cl::desc("Tuning: ways of a core's L1 data cache, which decide whether "
@@ -448,9 +453,9 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
       }
       cpuOptions.implicitGemmVectors = cpuOptions.matmulVectors;
     }
-    // The cache sizes' overrides, when given, must be positive.
-    auto takeCacheOption = [](const cl::opt<int64_t> &option,
-                              llvm::StringRef unit, int64_t &into) {
+    // The tuning overrides, when given, must be positive.
+    auto takePositiveOption = [](const cl::opt<int64_t> &option,
+                                 llvm::StringRef unit, int64_t &into) {
       if (!option.getNumOccurrences())
         return true;
       if (option < 1) {
@@ -461,8 +466,9 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
       into = option;
       return true;
     };
-    if (!takeCacheOption(l1Ways, "ways", cpuOptions.l1Ways) ||
-        !takeCacheOption(l2Bytes, "bytes", cpuOptions.l2Bytes))
+    if (!takePositiveOption(matmulKUnroll, "steps", cpuOptions.matmulKUnroll) ||
+        !takePositiveOption(l1Ways, "ways", cpuOptions.l1Ways) ||
+        !takePositiveOption(l2Bytes, "bytes", cpuOptions.l2Bytes))
       return 1;
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);

@@ -274,11 +274,21 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   options.hasNativeBF16 = hasNativeBF16(machine);
   if (info->checkFeatures("+avx512f")) {
     options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;
-    // 8 x 48 tiles for implicit GEMMs (24 accumulators, 3 B vectors, a
-    // broadcast): ResNet's 3x3 stride-2 64 -> 128 at 56x56 0.850 -> 0.806
-    // ms on an Emerald Rapids core. Zen 4's half-rate FMAs not measured.
-    if (!options.halfRateVectors)
-      options.implicitGemmVectors = 3;
+    // Full-rate cores (Intel's two 512-bit FMA pipes) take 8 x 48 tiles:
+    // 24 accumulators, 3 B vectors and a broadcast (28 of 32 registers).
+    // A step is 24 FMAs, 12 cycles, against 8 x 32's 16 in 8, so the
+    // broadcasts, B loads and the loop's own instructions (the next
+    // panel's clamped prefetch, counter, branch) weigh less; 2 steps per
+    // iteration halve the latter again. On a Granite Rapids-class core, 1
+    // thread (kiln-gemm-benchmark, interleaved): 128 x 768 x 768 147 ->
+    // 166 GFLOP/s, 1024^3 141 -> 163, 64 x 1024 x 4096 151 -> 166.
+    // Implicit GEMMs had taken 3 vectors alone: ResNet's 3x3 stride-2
+    // 64 -> 128 at 56x56 0.850 -> 0.806 ms on an Emerald Rapids core.
+    // Zen 4's half-rate FMAs keep 8 x 32 (a step already 16 cycles).
+    if (!options.halfRateVectors) {
+      options.matmulVectors = 3;
+      options.matmulKUnroll = 2;
+    }
     return options;
   }
   options.hasNativeLdexp = false;
