@@ -451,7 +451,6 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                      << ": expected ROWSxVECTORS, both positive (e.g. 8x2)\n";
         return 1;
       }
-      cpuOptions.implicitGemmVectors = cpuOptions.matmulVectors;
     }
     // The tuning overrides, when given, must be positive.
     auto takePositiveOption = [](const cl::opt<int64_t> &option,

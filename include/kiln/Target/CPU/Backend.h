@@ -96,9 +96,6 @@ struct CodegenOptions {
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
-  /// Vectors per tile row of an implicit GEMM (kiln-lower-matmul's
-  /// shifted-vectors; 0: matmulVectors).
-  int64_t implicitGemmVectors = 0;
   /// Ways of a core's L1 data cache, which decides whether A is packed
   /// (kiln-lower-matmul{l1-ways}).
   int64_t l1Ways = 8;
