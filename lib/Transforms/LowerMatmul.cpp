@@ -135,6 +135,18 @@ struct MatmulShape {
   bool shiftsB() const { return !tapOffsets.empty() && !windowedRows(); }
 };
 
+/// The name in `loc` (the ONNX node's, which the importer gives each op),
+/// if any; the diagnostics printer shows only the file.
+std::optional<StringRef> nodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().strref();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::optional<StringRef> name = nodeName(part))
+        return name;
+  return std::nullopt;
+}
+
 /// Whether `map` is (d_0, ..., d_{batchRank-1})? followed by (x, y).
 std::optional<bool> batchedOperand(AffineMap map, unsigned batchRank,
                                    unsigned x, unsigned y) {
@@ -437,6 +449,8 @@ struct KernelTarget {
   int64_t l1Ways, l2Bytes;
   /// Steps of k per iteration of a tile's k loop.
   int64_t kUnroll;
+  /// Emit a remark describing each lowered matmul (explainPlan).
+  bool explain;
 };
 
 class MatmulEmitter {
@@ -448,8 +462,8 @@ public:
         mr(tileRows(shape.m, target.rows, nrVectors)), nr(lanes * nrVectors),
         useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
         l1Ways(target.l1Ways), l2Bytes(target.l2Bytes),
-        kUnroll(std::max<int64_t>(1, target.kUnroll)), symbols(symbols), b(op),
-        loc(op.getLoc()) {
+        kUnroll(std::max<int64_t>(1, target.kUnroll)), explain(target.explain),
+        symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -523,6 +537,7 @@ public:
         (packedA && !lhsData) || (packBPerCall && shape.rhsBatched);
     if (shape.batch > 1 && !copiesPerBatch) {
       emitTiles(Value(), shape.batch);
+      explainPlan();
       eraseReplaced();
       return;
     }
@@ -536,7 +551,82 @@ public:
         packB(batch);
       emitTiles(batch);
     });
+    explainPlan();
     eraseReplaced();
+  }
+
+  /// With `explain`, a remark at the matmul's location that says what its
+  /// kernel does: the shape and kind, the register tile, how A and B are
+  /// read, the work items the thread pool shares out (emitTiles' plan) and
+  /// the slices of k. For --explain-matmuls, and for tuning: the choices
+  /// are spread over this file's heuristics, and a layer's speed is easier
+  /// to read with them in one line.
+  void explainPlan() const {
+    if (!explain || !explained)
+      return;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    // "1 panel", "2 panels".
+    auto count = [&](int64_t n, StringRef one, StringRef many) {
+      os << n << " " << (n == 1 ? one : many);
+    };
+    os << "matmul";
+    if (std::optional<StringRef> name = nodeName(loc))
+      os << " '" << *name << "'";
+    os << ": " << shape.m << " x " << shape.k << " x " << shape.n
+       << " (M x K x N";
+    if (shape.batch > 1)
+      os << ", batch " << shape.batch;
+    os << ")";
+    if (shape.shiftsB()) {
+      os << ", implicit GEMM (B: the input shifted by ";
+      count(shape.tapOffsets.size(), "tap", "taps");
+      os << ")";
+    } else if (shape.windowedRows()) {
+      os << ", pixels as rows (A: each pixel's window in the padded input)";
+    } else if (shape.lhsTransposed) {
+      os << ", A transposed";
+    }
+    os << "; tile " << mr << " x " << nr << " (" << nrVectors << " x " << lanes
+       << " lanes), ";
+    count(kUnroll, "step", "steps");
+    os << " of k an iteration";
+    auto reading = [&](bool constant, Value packed) {
+      if (constant)
+        return "packed at compile time";
+      return packed ? "packed per call" : "read in place";
+    };
+    os << "; A " << reading(lhsData.has_value(), packedA) << ", B "
+       << reading(rhsData.has_value(), packedB);
+    if (epilogue)
+      os << "; epilogue on the tile";
+    if (transposeCopy)
+      os << "; stored transposed";
+    const ItemPlan &plan = explained->plan;
+    StringRef fixed = plan.alongRows ? "row tile" : "panel";
+    StringRef fixedMany = plan.alongRows ? "row tiles" : "panels";
+    StringRef swept = plan.alongRows ? "panel" : "row tile";
+    StringRef sweptMany = plan.alongRows ? "panels" : "row tiles";
+    os << "; ";
+    count(explained->batches * plan.fixedUnits * plan.groups, "work item",
+          "work items");
+    os << ": ";
+    if (explained->batches > 1)
+      os << explained->batches << " batches x ";
+    count(plan.fixedUnits, fixed, fixedMany);
+    os << " x ";
+    count(plan.groups, "group", "groups");
+    os << " of up to ";
+    count(plan.perItem, swept, sweptMany);
+    os << ", numbered " << (plan.sweptFirst ? sweptMany : fixedMany)
+       << " first";
+    int64_t steps = explained->sliceSteps, slices = shape.k / steps;
+    if (slices > 1) {
+      os << "; k in " << slices << " slices of " << steps;
+      if (int64_t last = shape.k - (slices - 1) * steps; last != steps)
+        os << " (the last " << last << ")";
+    }
+    emitRemark(loc) << text;
   }
 
   /// The matmul and what its kernel now does (the transposing copy, the
@@ -1156,6 +1246,7 @@ private:
     ItemPlan plan = planItems(batches);
     // The last slice also takes the remainder.
     int64_t sliceSteps = reductionSliceSteps(plan);
+    explained = ExplainedPlan{plan, batches, sliceSteps};
     int64_t slices = shape.k / sliceSteps;
     for (int64_t slice = 0; slice < slices; ++slice) {
       int64_t begin = slice * sliceSteps;
@@ -1174,6 +1265,12 @@ private:
     int64_t fixedUnits, fixedFull, fixedRagged;
     int64_t sweptUnits, sweptFull, sweptRagged;
     int64_t perItem, groups;
+  };
+
+  /// A matmul's work items and slices of k (emitTiles), for explainPlan.
+  struct ExplainedPlan {
+    ItemPlan plan;
+    int64_t batches, sliceSteps;
   };
 
   ItemPlan planItems(int64_t batches) const {
@@ -1816,6 +1913,7 @@ private:
   bool useFMA;
   bool halfRateVectors;
   int64_t l1Ways, l2Bytes, kUnroll;
+  bool explain;
   SymbolTable &symbols;
   OpBuilder b;
   Location loc;
@@ -1837,6 +1935,8 @@ private:
   Value tapRowTable;
   /// A and B when staged one image at a time (stagePerImage).
   std::optional<StagedOperand> staged[2];
+  /// What emitTiles chose, for explainPlan.
+  std::optional<ExplainedPlan> explained;
 };
 
 struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
@@ -1860,8 +1960,9 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
       }
     });
-    KernelTarget target{lanes,           rows,   vectors, shiftedVectors, fma,
-                        halfRateVectors, l1Ways, l2Bytes, kUnroll};
+    KernelTarget target{
+        lanes,           rows,   vectors, shiftedVectors, fma,
+        halfRateVectors, l1Ways, l2Bytes, kUnroll,        explain};
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, target, symbols).emit();
   }

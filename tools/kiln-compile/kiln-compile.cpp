@@ -4,7 +4,7 @@
 //              [--emit=kiln|kernels|linalg|ptx|llvm|asm|obj|so]
 //              [--target=cpu|cuda] [--gpu=sm_XX] [--cuda-path=DIR]
 //              [--mcpu=CPU] [--report[=json]] [--machine=FILE.json]
-//              [--roofline-threads=N] [--profile] [-v]
+//              [--roofline-threads=N] [--profile] [--explain-matmuls] [-v]
 //              [--input-shape NAME=1x3x224x224] [--dim NAME=N]
 //              [--const-input NAME=FILE.pb]
 //
@@ -166,6 +166,11 @@ cl::opt<bool> winograd(
 
 cl::opt<bool> verbose(
     "v", cl::desc("Print the time of each stage and the peak memory after it"));
+cl::opt<bool> explainMatmuls(
+    "explain-matmuls",
+    cl::desc("Print a remark for each matmul or convolution kernel of the "
+             "CPU target: its shape, register tile, how each operand is "
+             "read, and how its work is split across threads"));
 
 enum class ReportFormat { None, Text, JSON };
 cl::opt<ReportFormat> reportFormat(
@@ -442,6 +447,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     kiln::cpu::CodegenOptions cpuOptions =
         kiln::cpu::codegenOptionsFor(**machine);
     cpuOptions.emulateGPU = emulateGPU;
+    cpuOptions.explainMatmuls = explainMatmuls;
     if (!matmulTile.empty()) {
       auto [rows, vectors] = llvm::StringRef(matmulTile).split('x');
       if (rows.getAsInteger(10, cpuOptions.matmulRows) ||

@@ -190,6 +190,11 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "loop of single steps): the loop's counter, branch and the "
            "next panel's prefetch are then paid once per this many steps, "
            "which pays where a step is short (AVX2's 6 x 16 tile: 4)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark at each lowered matmul: its shape and kind, the "
+           "register tile, how A and B are read (packed at compile time, "
+           "packed per call, in place), the work items the thread pool "
+           "shares out and their order, and the slices of k">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -214,11 +214,13 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
   (void)registered;
   std::string matmul = llvm::formatv(
       "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
-      "half-rate-vectors={4} l1-ways={5} l2-bytes={6} k-unroll={7}}",
+      "half-rate-vectors={4} l1-ways={5} l2-bytes={6} k-unroll={7} "
+      "explain={8}}",
       options.vectorLanes, options.matmulRows, options.matmulVectors,
       options.hasFMA ? "true" : "false",
       options.halfRateVectors ? "true" : "false", options.l1Ways,
-      options.l2Bytes, options.matmulKUnroll);
+      options.l2Bytes, options.matmulKUnroll,
+      options.explainMatmuls ? "true" : "false");
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
   std::string winograd = llvm::formatv(

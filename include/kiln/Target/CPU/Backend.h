@@ -105,6 +105,9 @@ struct CodegenOptions {
   /// Steps of k per iteration of a matmul tile's k loop
   /// (kiln-lower-matmul{k-unroll}).
   int64_t matmulKUnroll = 1;
+  /// A remark per lowered matmul describing its kernel
+  /// (kiln-lower-matmul{explain}, kiln-compile --explain-matmuls).
+  bool explainMatmuls = false;
   /// Whether the CPU has FMA; without it, fused multiply-adds are expanded
   /// into a multiply and an add rather than becoming fmaf calls.
   bool hasFMA = true;
