@@ -556,77 +556,107 @@ public:
   }
 
   /// With `explain`, a remark at the matmul's location that says what its
-  /// kernel does: the shape and kind, the register tile, how A and B are
-  /// read, the work items the thread pool shares out (emitTiles' plan) and
-  /// the slices of k. For --explain-matmuls, and for tuning: the choices
-  /// are spread over this file's heuristics, and a layer's speed is easier
-  /// to read with them in one line.
+  /// kernel does: the shape and kind, the register tile and its k loop, how
+  /// A and B are read, and how the work is split (emitTiles' plan). For
+  /// --explain-matmuls, and for tuning: the choices are spread over this
+  /// file's heuristics, and a layer's speed is easier to read with them in
+  /// one line.
   void explainPlan() const {
     if (!explain || !explained)
       return;
     std::string text;
     llvm::raw_string_ostream os(text);
-    // "1 panel", "2 panels".
-    auto count = [&](int64_t n, StringRef one, StringRef many) {
-      os << n << " " << (n == 1 ? one : many);
-    };
     os << "matmul";
     if (std::optional<StringRef> name = nodeName(loc))
       os << " '" << *name << "'";
-    os << ": " << shape.m << " x " << shape.k << " x " << shape.n
-       << " (M x K x N";
+    os << ": ";
+    describeShape(os);
+    os << "; ";
+    describeOperands(os);
+    os << "; ";
+    describeItems(os);
+    emitRemark(loc) << text;
+  }
+
+  /// "1 panel", "2 panels".
+  static void countOf(llvm::raw_ostream &os, int64_t n, StringRef one,
+                      StringRef many) {
+    os << n << " " << (n == 1 ? one : many);
+  }
+
+  /// The shape, the kind of matmul, the register tile and its k loop.
+  void describeShape(llvm::raw_ostream &os) const {
+    os << shape.m << " x " << shape.k << " x " << shape.n << " (M x K x N";
     if (shape.batch > 1)
       os << ", batch " << shape.batch;
     os << ")";
-    if (shape.shiftsB()) {
-      os << ", implicit GEMM (B: the input shifted by ";
-      count(shape.tapOffsets.size(), "tap", "taps");
-      os << ")";
-    } else if (shape.windowedRows()) {
+    if (shape.shiftsB())
+      os << ", implicit GEMM (B: the input shifted per tap)";
+    else if (shape.windowedRows())
       os << ", pixels as rows (A: each pixel's window in the padded input)";
-    } else if (shape.lhsTransposed) {
+    else if (shape.lhsTransposed)
       os << ", A transposed";
-    }
     os << "; tile " << mr << " x " << nr << " (" << nrVectors << " x " << lanes
        << " lanes), ";
-    count(kUnroll, "step", "steps");
-    os << " of k an iteration";
+    // Implicit GEMMs loop over channels with the taps unrolled
+    // (channelSteps), not over k in kUnroll steps (emitReduction).
+    if (shape.tapOffsets.empty()) {
+      countOf(os, kUnroll, "step", "steps");
+      os << " of k an iteration";
+    } else if (tapRowTable) {
+      countOf(os, shape.tapsPerRow, "tap", "taps");
+      os << " (a window row) an iteration";
+    } else {
+      countOf(os, shape.tapOffsets.size(), "tap", "taps");
+      os << " (a channel) an iteration";
+    }
+  }
+
+  /// How A and B are read, and what happens at the store.
+  void describeOperands(llvm::raw_ostream &os) const {
     auto reading = [&](bool constant, Value packed) {
       if (constant)
         return "packed at compile time";
       return packed ? "packed per call" : "read in place";
     };
-    os << "; A " << reading(lhsData.has_value(), packedA) << ", B "
+    os << "A " << reading(lhsData.has_value(), packedA) << ", B "
        << reading(rhsData.has_value(), packedB);
     if (epilogue)
       os << "; epilogue on the tile";
     if (transposeCopy)
       os << "; stored transposed";
+  }
+
+  /// The work items of the parallel loop (per image when the batch is a
+  /// loop around it), their numbering and the slices of k.
+  void describeItems(llvm::raw_ostream &os) const {
     const ItemPlan &plan = explained->plan;
     StringRef fixed = plan.alongRows ? "row tile" : "panel";
     StringRef fixedMany = plan.alongRows ? "row tiles" : "panels";
     StringRef swept = plan.alongRows ? "panel" : "row tile";
     StringRef sweptMany = plan.alongRows ? "panels" : "row tiles";
-    os << "; ";
-    count(explained->batches * plan.fixedUnits * plan.groups, "work item",
-          "work items");
+    countOf(os, explained->batches * plan.fixedUnits * plan.groups, "work item",
+            "work items");
+    if (shape.batch > 1 && explained->batches == 1)
+      os << " per image (a loop over the batch)";
     os << ": ";
     if (explained->batches > 1)
       os << explained->batches << " batches x ";
-    count(plan.fixedUnits, fixed, fixedMany);
+    countOf(os, plan.fixedUnits, fixed, fixedMany);
     os << " x ";
-    count(plan.groups, "group", "groups");
+    countOf(os, plan.groups, "group", "groups");
     os << " of up to ";
-    count(plan.perItem, swept, sweptMany);
-    os << ", numbered " << (plan.sweptFirst ? sweptMany : fixedMany)
-       << " first";
+    countOf(os, std::min(plan.perItem, plan.sweptUnits), swept, sweptMany);
+    // The pool gives each thread a contiguous range of items: a range of
+    // the major unit.
+    bool rowTileMajor = plan.sweptFirst != plan.alongRows;
+    os << ", " << (rowTileMajor ? "row-tile-major" : "panel-major");
     int64_t steps = explained->sliceSteps, slices = shape.k / steps;
     if (slices > 1) {
       os << "; k in " << slices << " slices of " << steps;
       if (int64_t last = shape.k - (slices - 1) * steps; last != steps)
         os << " (the last " << last << ")";
     }
-    emitRemark(loc) << text;
   }
 
   /// The matmul and what its kernel now does (the transposing copy, the

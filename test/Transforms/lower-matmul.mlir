@@ -47,7 +47,7 @@
 // AVX2: vector.fma {{.*}} : vector<8xf32>
 memref.global "private" constant @__constant_w : memref<512x40xf32> = dense<1.0>
 // explain=true: one remark per lowered matmul, at the matmul.
-// EXPLAIN: lower-matmul.mlir:[[@LINE+6]]:3: remark: matmul: 10 x 512 x 40 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A packed per call, B packed at compile time; 4 work items: 2 panels x 2 groups of up to 1 row tile, numbered row tiles first
+// EXPLAIN: lower-matmul.mlir:[[@LINE+6]]:3: remark: matmul: 10 x 512 x 40 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A packed per call, B packed at compile time; 4 work items: 2 panels x 2 groups of up to 1 row tile, row-tile-major
 // EXPLAIN-SLICE: remark: matmul: 10 x 512 x 40 (M x K x N); tile 4 x 24 (3 x 8 lanes), 4 steps of k an iteration; A read in place, B packed at compile time;
 func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -149,7 +149,7 @@ func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
 // CHECK: memref.load %[[A]]
 // CHECK: vector.fma
 // CHECK: vector.store
-// EXPLAIN: remark: matmul: 8 x 16 x 32 (M x K x N, batch 3); {{.*}}; A read in place, B read in place; 3 work items: 3 batches x 1 row tile x 1 group of up to 16 panels, numbered panels first
+// EXPLAIN: remark: matmul: 8 x 16 x 32 (M x K x N, batch 3); {{.*}}; A read in place, B read in place; 3 work items: 3 batches x 1 row tile x 1 group of up to 1 panel, panel-major
 func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memref<3x8x32xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
@@ -210,7 +210,7 @@ func.func @integers(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32
 // CHECK: vector.fma
 // CHECK-NOT: linalg.generic
 memref.global "private" constant @__constant_filters : memref<40x2x3x3xf32> = dense<1.0>
-// EXPLAIN: remark: matmul: 49 x 18 x 40 (M x K x N, batch 2), A transposed; tile 7 x 32 {{.*}}; 14 work items: 2 batches x 7 row tiles x 1 group of up to 16 panels, numbered panels first
+// EXPLAIN: remark: matmul: 49 x 18 x 40 (M x K x N, batch 2), A transposed; tile 7 x 32 {{.*}}; 14 work items: 2 batches x 7 row tiles x 1 group of up to 2 panels, panel-major
 func.func @pixels_as_rows(%a: memref<2x18x49xf32>, %c: memref<2x49x40xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @__constant_filters : memref<40x2x3x3xf32>
@@ -470,7 +470,7 @@ func.func @result_read_twice(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %y: me
 // CHECK: vector.maskedstore %[[Y]]
 // CHECK-NOT: linalg.generic
 memref.global "private" constant @__constant_shift_w : memref<4x2x3x3xf32> = dense<1.0>
-// EXPLAIN: remark: matmul: 4 x 18 x 288 (M x K x N), implicit GEMM (B: the input shifted by 9 taps); {{.*}}; A packed at compile time, B read in place; epilogue on the tile; 1 work item: 1 row tile x 1 group of up to 16 panels
+// EXPLAIN: remark: matmul: 4 x 18 x 288 (M x K x N), implicit GEMM (B: the input shifted per tap); tile 8 x 32 (2 x 16 lanes), 9 taps (a channel) an iteration; A packed at compile time, B read in place; epilogue on the tile; 1 work item: 1 row tile x 1 group of up to 9 panels, panel-major{{$}}
 func.func @implicit_gemm(%x: memref<1x2x342xf32>, %bias: memref<4x1x1xf32>, %y: memref<1x4x16x16xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @__constant_shift_w : memref<4x2x3x3xf32>
@@ -514,6 +514,8 @@ func.func @implicit_gemm(%x: memref<1x2x342xf32>, %bias: memref<4x1x1xf32>, %y: 
 // CHECK: memref.load %[[ROWS]][%[[ROW]]]
 // CHECK-COUNT-7: vector.fma
 // CHECK-NOT: linalg.generic
+// 49 taps: a loop over the window's rows, 7 taps unrolled in each.
+// EXPLAIN: remark: matmul: 8 x 147 x 330 (M x K x N), implicit GEMM (B: the input shifted per tap); tile 8 x 32 (2 x 16 lanes), 7 taps (a window row) an iteration;
 func.func @wide_window(%w: memref<8x3x7x7xf32>, %x: memref<3x500xf32>, %t: memref<8x330xf32>) {
   linalg.generic {indexing_maps = [#w, #x, #t],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
@@ -621,7 +623,7 @@ func.func @short_reduction_large_a(%a: memref<8200x16xf32>, %c: memref<8200x600x
 // L2SMALL: arith.muli %[[TILE]], %c128
 // L2SMALL: memref.prefetch
 memref.global "private" constant @__constant_w_order : memref<128x64xf32> = dense<1.0>
-// EXPLAIN: remark: matmul: 256 x 128 x 64 (M x K x N); {{.*}}; 16 work items: 2 panels x 8 groups of up to 4 row tiles, numbered row tiles first
+// EXPLAIN: remark: matmul: 256 x 128 x 64 (M x K x N); {{.*}}; 16 work items: 2 panels x 8 groups of up to 4 row tiles, row-tile-major
 func.func @item_order(%a: memref<256x128xf32>, %c: memref<256x64xf32>) {
   %w = memref.get_global @__constant_w_order : memref<128x64xf32>
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
@@ -765,6 +767,8 @@ func.func @long_reduction_transposed_a(%a: memref<1x1024x10xf32>, %c: memref<1x1
 // CHECK: vector.fma
 // CHECK-NOT: memref<2x2x3x3x4x4xf32>
 memref.global "private" constant @__constant_im2col_filters : memref<8x18xf32> = dense<1.0>
+// The batch is a loop around the parallel loop (im2col per image).
+// EXPLAIN: remark: matmul: 8 x 18 x 16 (M x K x N, batch 2); {{.*}}; 1 work item per image (a loop over the batch): 1 row tile x 1 group of up to 1 panel, panel-major{{$}}
 func.func @im2col_per_image(%x: memref<2x2x6x6xf32>, %c: memref<2x8x16xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @__constant_im2col_filters : memref<8x18xf32>
@@ -936,7 +940,7 @@ func.func @strided_a(%x: memref<4x96xf32>, %c: memref<4x32xf32>) {
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<8x2048x8xf32>
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c2048{{.*}} step %{{.*}} iter_args
 // CHECK-NOT: scf.parallel
-// EXPLAIN: remark: matmul: 64 x 2048 x 256 (M x K x N); {{.*}}; A packed per call, B packed per call; epilogue on the tile; 16 work items: 8 panels x 2 groups of up to 4 row tiles, numbered panels first{{$}}
+// EXPLAIN: remark: matmul: 64 x 2048 x 256 (M x K x N); {{.*}}; A packed per call, B packed per call; epilogue on the tile; 16 work items: 8 panels x 2 groups of up to 4 row tiles, panel-major{{$}}
 // EXPLAIN-SLICE: remark: matmul: 64 x 2048 x 256 (M x K x N); tile 4 x 24 {{.*}}; k in 2 slices of 1024{{$}}
 func.func @reduction_slices(%a: memref<64x2048xf32>, %w: memref<2048x256xf32>,
                             %bias: memref<256xf32>, %y: memref<64x256xf32>) {

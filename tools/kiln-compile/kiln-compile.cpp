@@ -168,9 +168,10 @@ cl::opt<bool> verbose(
     "v", cl::desc("Print the time of each stage and the peak memory after it"));
 cl::opt<bool> explainMatmuls(
     "explain-matmuls",
-    cl::desc("Print a remark for each matmul or convolution kernel of the "
-             "CPU target: its shape, register tile, how each operand is "
-             "read, and how its work is split across threads"));
+    cl::desc("Print a remark for each matmul kernel of the CPU target "
+             "(dense convolutions included): its shape, register tile, how "
+             "each operand is read, and how its work is split across "
+             "threads"));
 
 enum class ReportFormat { None, Text, JSON };
 cl::opt<ReportFormat> reportFormat(
