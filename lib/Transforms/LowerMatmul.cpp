@@ -555,6 +555,7 @@ public:
     eraseReplaced();
   }
 
+private:
   /// With `explain`, a remark at the matmul's location that says what its
   /// kernel does: the shape and kind, the register tile and its k loop, how
   /// A and B are read, and how the work is split (emitTiles' plan). For
@@ -672,7 +673,6 @@ public:
         eraseBatchBuffer(*operand);
   }
 
-private:
   /// A batched operand computed by copies (an im2col matrix, an implicit
   /// GEMM's laid-out input), made one image at a time inside the batch loop
   /// (stagePerImage).
