@@ -414,6 +414,14 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     llvm::errs() << "error: --profile is not supported for --target=cuda\n";
     return 1;
   }
+  // The CUDA target (and its CPU emulation) runs matmuls through cuBLAS or
+  // as mapped loops: there is no kiln-lower-matmul plan to explain.
+  if (explainMatmuls && (target == Target::CUDA || emulateGPU)) {
+    llvm::errs() << "error: --explain-matmuls describes the CPU target's "
+                    "matmul kernels; it is not supported with "
+                 << (emulateGPU ? "--emulate-gpu" : "--target=cuda") << "\n";
+    return 1;
+  }
   kiln::cpu::CodegenOptions codegen;
   codegen.profile = profile;
   codegen.tileRows = target == Target::CPU && !emulateGPU;
