@@ -15,6 +15,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <limits>
 
@@ -27,10 +29,21 @@ using detail::combine;
 using detail::Combiner;
 using detail::identityOf;
 
-/// Reduces `input` over the (normalized) `axes` into `resultType`.
-Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
-             bool keepDims, RankedTensorType resultType, Combiner combiner,
-             bool isUnsigned) {
+/// The number of innermost dims, at least two, that are all reduced (a
+/// global pool's H and W), or 0.
+int64_t trailingReducedRun(RankedTensorType type, ArrayRef<int64_t> axes) {
+  int64_t rank = type.getRank(), run = 0;
+  while (run < rank && llvm::is_contained(axes, rank - 1 - run))
+    ++run;
+  return run >= 2 ? run : 0;
+}
+
+/// One generic over `input`'s dims, reducing the (normalized) `axes` into
+/// `resultType`.
+Value reduceGeneric(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<int64_t> axes, bool keepDims,
+                    RankedTensorType resultType, Combiner combiner,
+                    bool isUnsigned) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
@@ -59,6 +72,58 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
                                                args[1], args[0], isUnsigned));
              })
       .getResult(0);
+}
+
+/// Reduces a row-major `input` whose innermost `run` dims are reduced as
+/// rows of their product: the reduction loop is then one contiguous loop,
+/// which LLVM vectorizes along the row, instead of nested loops short enough
+/// to be unrolled (7 x 7), leaving the outer loop to be vectorized with
+/// gathers.
+Value reduceTrailingRows(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> axes, int64_t run,
+                         RankedTensorType resultType, Combiner combiner,
+                         bool isUnsigned) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<ReassociationIndices> rows;
+  for (int64_t d = 0; d < rank - run; ++d)
+    rows.push_back({d});
+  rows.push_back(llvm::to_vector(llvm::seq<int64_t>(rank - run, rank)));
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, input, rows);
+  SmallVector<int64_t> keptAxes;
+  for (int64_t axis : axes)
+    if (axis < rank - run)
+      keptAxes.push_back(axis);
+  keptAxes.push_back(rank - run);
+  // The reduced tensor without kept dims, then reshaped to the result
+  // (unit dims added back for keepdims).
+  SmallVector<int64_t> reducedShape;
+  for (int64_t d = 0; d < rank - run; ++d)
+    if (!llvm::is_contained(axes, d))
+      reducedShape.push_back(inputType.getDimSize(d));
+  auto reducedType = resultType.clone(reducedShape);
+  Value reduced =
+      reduceGeneric(b, loc, collapsed, keptAxes,
+                    /*keepDims=*/false, reducedType, combiner, isUnsigned);
+  if (reducedType == resultType)
+    return reduced;
+  std::optional<SmallVector<ReassociationIndices>> units =
+      getReassociationIndicesForReshape(reducedType, resultType);
+  assert(units && "keepdims adds unit dims only");
+  return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, *units);
+}
+
+/// Reduces `input` over the (normalized) `axes` into `resultType`.
+Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
+             bool keepDims, RankedTensorType resultType, Combiner combiner,
+             bool isUnsigned) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  if (inputType.hasStaticShape())
+    if (int64_t run = trailingReducedRun(inputType, axes))
+      return reduceTrailingRows(b, loc, input, axes, run, resultType, combiner,
+                                isUnsigned);
+  return reduceGeneric(b, loc, input, axes, keepDims, resultType, combiner,
+                       isUnsigned);
 }
 
 template <typename OpTy, Combiner combiner>

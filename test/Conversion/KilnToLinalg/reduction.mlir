@@ -33,6 +33,40 @@ func.func @identities(%x: tensor<3x4xf32>) -> (tensor<f32>, tensor<f32>, tensor<
 
 // -----
 
+// Innermost reduced dims (a global average pool's H x W) are reduced as rows
+// of their product: one contiguous reduction loop, keepdims' unit dims added
+// back by an expand_shape (static shapes).
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROWOUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @reduce_trailing_dims_as_rows
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x7x7xf32> into tensor<2x8x49xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROWOUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]] : tensor<2x8x49xf32>) outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1, 2, 3]] output_shape [2, 8, 1, 1] : tensor<2x8xf32> into tensor<2x8x1x1xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[KEPT]] : tensor<2x8x1x1xf32>)
+// CHECK: arith.constant 4.900000e+01 : f32
+// CHECK: arith.divf
+func.func @reduce_trailing_dims_as_rows(%x: tensor<2x8x7x7xf32>) -> tensor<2x8x1x1xf32> {
+  %0 = kiln.reduce_mean %x axes = [2, 3] keepdims : tensor<2x8x7x7xf32> -> tensor<2x8x1x1xf32>
+  return %0 : tensor<2x8x1x1xf32>
+}
+
+// -----
+
+// An outer reduced axis stays a reduction dim beside the row; without
+// keepdims the row reduction's result is the result.
+// CHECK-DAG: #[[OUTER:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @reduce_outer_axis_and_rows
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x3x5xf32> into tensor<2x8x15xf32>
+// CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[OUTER]]], iterator_types = ["reduction", "parallel", "reduction"]} ins(%[[ROWS]] : tensor<2x8x15xf32>) outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return %[[MAX]]
+func.func @reduce_outer_axis_and_rows(%x: tensor<2x8x3x5xf32>) -> tensor<8xf32> {
+  %0 = kiln.reduce_max %x axes = [0, 2, 3] : tensor<2x8x3x5xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // Integer max starts from the type's minimum (signed) or 0 (unsigned).
 // CHECK-LABEL: func.func @integer_max
 // CHECK: arith.constant -128 : i8
