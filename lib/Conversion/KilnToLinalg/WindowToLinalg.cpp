@@ -490,11 +490,34 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   int64_t batch = type.getDimSize(0), channels = inputType.getDimSize(1);
   Type elementType = type.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
-  // [N, C, sh, sw, rows, pitch]: zeros, then each phase's input pixels.
+  // [N, C, sh, sw, rows, pitch]: each phase's input pixels, and zeros
+  // around them. For one image only the zeros around the pixels are
+  // written: filling the whole buffer first writes it twice, on one thread
+  // (a stride-2 stem's 600 KB memset). A batch keeps one fill of all of it:
+  // kiln-lower-matmul then lays the images out one at a time into a buffer
+  // of one image, filled once per call (stagePerImage).
   SmallVector<int64_t> split = {batch,          channels,    layout.strideH,
                                 layout.strideW, layout.rows, layout.pitch};
-  Value laidOut = detail::filledTensor(
-      b, loc, RankedTensorType::get(split, elementType), zero);
+  auto splitType = RankedTensorType::get(split, elementType);
+  bool fillAround = batch == 1;
+  Value laidOut = fillAround ? detail::emptyTensor(b, loc, splitType)
+                             : detail::filledTensor(b, loc, splitType, zero);
+  SmallVector<int64_t> unitSteps(split.size(), 1);
+  // Zeros rows [row, row + rowCount) x columns [column, column + columnCount)
+  // of phase plane (ph, pw).
+  auto fillBox = [&](int64_t ph, int64_t pw, int64_t row, int64_t rowCount,
+                     int64_t column, int64_t columnCount) {
+    if (!fillAround || rowCount <= 0 || columnCount <= 0)
+      return;
+    SmallVector<int64_t> extent = {batch, channels, 1,
+                                   1,     rowCount, columnCount};
+    Value zeros = detail::filledTensor(
+        b, loc, RankedTensorType::get(extent, elementType), zero);
+    laidOut = tensor::InsertSliceOp::create(
+        b, loc, zeros, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr({0, 0, ph, pw, row, column}),
+        b.getDenseI64ArrayAttr(extent), b.getDenseI64ArrayAttr(unitSteps));
+  };
   int64_t limits[2] = {layout.strideH * (layout.rows - 1),
                        layout.strideW * layout.pitch};
   for (int64_t ph = 0; ph < strides[0]; ++ph)
@@ -511,8 +534,17 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
             used > first[d] ? llvm::divideCeil(used - first[d], strides[d]) : 0;
         at[d] = (first[d] + pads[d]) / strides[d];
       }
-      if (!count[0] || !count[1])
+      if (!count[0] || !count[1]) {
+        fillBox(ph, pw, 0, layout.rows, 0, layout.pitch);
         continue;
+      }
+      // The rows above and below the pixels, then the columns beside them.
+      fillBox(ph, pw, 0, at[0], 0, layout.pitch);
+      fillBox(ph, pw, at[0] + count[0], layout.rows - at[0] - count[0], 0,
+              layout.pitch);
+      fillBox(ph, pw, at[0], count[0], 0, at[1]);
+      fillBox(ph, pw, at[0], count[0], at[1] + count[1],
+              layout.pitch - at[1] - count[1]);
       SmallVector<int64_t> sliceShape = {batch, channels, count[0], count[1]};
       Value pixels = tensor::ExtractSliceOp::create(
           b, loc, RankedTensorType::get(sliceShape, elementType), input,
@@ -524,7 +556,7 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
           b, loc, pixels, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
           b.getDenseI64ArrayAttr({0, 0, ph, pw, at[0], at[1]}),
           b.getDenseI64ArrayAttr({batch, channels, 1, 1, count[0], count[1]}),
-          b.getDenseI64ArrayAttr({1, 1, 1, 1, 1, 1}));
+          b.getDenseI64ArrayAttr(unitSteps));
     }
   Value rows = tensor::CollapseShapeOp::create(
       b, loc, laidOut,

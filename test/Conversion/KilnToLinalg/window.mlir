@@ -240,8 +240,14 @@ func.func @runtime_filters(%x: tensor<1x64x7x7xf32>, %w: tensor<64x64x3x3xf32>) 
 // IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 17 + d5)>
 // IGEMM-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
 // IGEMM-LABEL: func.func @implicit_gemm
-// IGEMM: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<1x4x1x1x19x17xf32>
-// IGEMM: %[[LAID:.*]] = tensor.insert_slice %{{.*}} into %[[ZEROS]][0, 0, 0, 0, 1, 1] [1, 4, 1, 1, 16, 16]
+// Only the zeros around the pixels are written: the top row, the bottom two
+// and the left column (the pitch leaves no right one).
+// IGEMM: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x1x1x19x17xf32>
+// IGEMM: %[[TOP:.*]] = tensor.insert_slice %{{.*}} into %[[EMPTY]][0, 0, 0, 0, 0, 0] [1, 4, 1, 1, 1, 17]
+// IGEMM: %[[BOTTOM:.*]] = tensor.insert_slice %{{.*}} into %[[TOP]][0, 0, 0, 0, 17, 0] [1, 4, 1, 1, 2, 17]
+// IGEMM: %[[LEFT:.*]] = tensor.insert_slice %{{.*}} into %[[BOTTOM]][0, 0, 0, 0, 1, 0] [1, 4, 1, 1, 16, 1]
+// IGEMM-NOT: linalg.fill {{.*}} -> tensor<1x4x1x1x19x17xf32>
+// IGEMM: %[[LAID:.*]] = tensor.insert_slice %{{.*}} into %[[LEFT]][0, 0, 0, 0, 1, 1] [1, 4, 1, 1, 16, 16]
 // IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %[[LAID]] {{.*}} into tensor<1x4x323xf32>
 // IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %[[ROWS]] : tensor<8x4x3x3xf32>, tensor<1x4x323xf32>) outs(%{{.*}} : tensor<1x8x272xf32>)
 // IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[T]] {{.*}} output_shape [1, 8, 16, 17]
@@ -260,6 +266,9 @@ func.func @implicit_gemm(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %b:
 // * 17 + kw / 2 on from f.
 // IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + (d4 mod 2) * 612 + (d5 mod 2) * 306 + (d4 floordiv 2) * 17 + d5 floordiv 2)>
 // IGEMM-LABEL: func.func @implicit_gemm_strided
+// The odd columns' plane: its spare row and its last column are zeroed.
+// IGEMM: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 1, 17, 0] [1, 2, 1, 1, 1, 17]
+// IGEMM: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 1, 0, 16] [1, 2, 1, 1, 17, 1]
 // IGEMM: %[[ODD_COLUMNS:.*]] = tensor.extract_slice %arg0[0, 0, 0, 1] [1, 2, 17, 16] [1, 1, 2, 2]
 // IGEMM: tensor.insert_slice %[[ODD_COLUMNS]] into %{{.*}}[0, 0, 0, 1, 0, 0] [1, 2, 1, 1, 17, 16]
 // IGEMM: tensor.collapse_shape {{.*}} into tensor<1x2x1224xf32>
@@ -268,6 +277,19 @@ func.func @implicit_gemm(%x: tensor<1x4x16x16xf32>, %w: tensor<8x4x3x3xf32>, %b:
 func.func @implicit_gemm_strided(%x: tensor<1x2x33x33xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32> {
   %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x2x33x33xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32>
   return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// A batch keeps one zero fill of the whole layout, which kiln-lower-matmul's
+// per-image staging (stagePerImage) expects before the copies.
+// IGEMM-LABEL: func.func @implicit_gemm_batch
+// IGEMM: %[[ZEROS:.*]] = linalg.fill {{.*}} -> tensor<2x4x1x1x19x17xf32>
+// IGEMM-NEXT: %[[PIXELS:.*]] = tensor.extract_slice %arg0
+// IGEMM-NEXT: tensor.insert_slice %[[PIXELS]] into %[[ZEROS]][0, 0, 0, 0, 1, 1] [2, 4, 1, 1, 16, 16]
+func.func @implicit_gemm_batch(%x: tensor<2x4x16x16xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x8x16x16xf32> {
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<2x4x16x16xf32>, tensor<8x4x3x3xf32>) -> tensor<2x8x16x16xf32>
+  return %0 : tensor<2x8x16x16xf32>
 }
 
 // -----
