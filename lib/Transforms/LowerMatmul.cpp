@@ -442,9 +442,8 @@ std::optional<MatmulShape> matchConvMatmul(linalg::GenericOp op,
 /// What the kernels are built for: the pass options.
 struct KernelTarget {
   /// f32 lanes of a vector, the register tile's rows (MR) and vectors per
-  /// row (NR / lanes), and for implicit GEMMs over the input's pitch (0:
-  /// `vectors`).
-  int64_t lanes, rows, vectors, shiftedVectors;
+  /// row (NR / lanes).
+  int64_t lanes, rows, vectors;
   bool useFMA, halfRateVectors;
   int64_t l1Ways, l2Bytes;
   /// Steps of k per iteration of a tile's k loop.
@@ -457,8 +456,7 @@ class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
                 const KernelTarget &target, SymbolTable &symbols)
-      : op(op), shape(shape), lanes(target.lanes),
-        nrVectors(tileVectors(shape, target)),
+      : op(op), shape(shape), lanes(target.lanes), nrVectors(target.vectors),
         mr(tileRows(shape.m, target.rows, nrVectors)), nr(lanes * nrVectors),
         useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
         l1Ways(target.l1Ways), l2Bytes(target.l2Bytes),
@@ -904,13 +902,6 @@ private:
                          : 4 * shape.m * shape.k;
     int64_t bBytes = 4 * shape.k * nPanels * nr;
     return readAgain(bBytes, groups) <= readAgain(aBytes, nPanels);
-  }
-
-  /// Vectors per row of the register tile for `shape`.
-  static int64_t tileVectors(const MatmulShape &shape,
-                             const KernelTarget &target) {
-    return shape.shiftsB() && target.shiftedVectors ? target.shiftedVectors
-                                                    : target.vectors;
   }
 
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
@@ -1990,9 +1981,8 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
       }
     });
-    KernelTarget target{
-        lanes,           rows,   vectors, shiftedVectors, fma,
-        halfRateVectors, l1Ways, l2Bytes, kUnroll,        explain};
+    KernelTarget target{lanes,  rows,    vectors, fma,    halfRateVectors,
+                        l1Ways, l2Bytes, kUnroll, explain};
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, target, symbols).emit();
   }

@@ -4,7 +4,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
-// RUN: kiln-opt %s --kiln-lower-matmul="shifted-vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s --kiln-lower-matmul="vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6 k-unroll=4 l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=UNROLL
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3 k-unroll=4 l2-bytes=1048576 l1-ways=12" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN-SLICE
@@ -451,8 +451,8 @@ func.func @result_read_twice(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %y: me
 // 2, 18, ... 38). The epilogue reads the first 16 of each 18 columns: each
 // vector is stored as two runs (this line's kept lanes, the next line's),
 // with masks made at run time, the bias added on the registers.
-// With 3 vectors per row for implicit GEMMs (AVX-512 on full-rate cores),
-// 8 x 48 tiles: 24 accumulators, 3 B loads a step.
+// With 3 vectors per row (AVX-512 on full-rate cores), 8 x 48 tiles: 24
+// accumulators, 3 B loads a step.
 // WIDE-LABEL: func.func @implicit_gemm
 // WIDE: %{{.*}}:24 = scf.for
 // WIDE-COUNT-3: vector.load %{{.*}} : memref<2x342xf32>, vector<16xf32>

@@ -162,11 +162,6 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "Rows of the register tile (MR)">,
     Option<"vectors", "vectors", "int64_t", /*default=*/"2",
            "Vector registers per row of the register tile (NR / lanes)">,
-    Option<"shiftedVectors", "shifted-vectors", "int64_t", /*default=*/"0",
-           "Vector registers per row of an implicit GEMM's register tile "
-           "(0: `vectors`): its B loads are unaligned, split across cache "
-           "lines, so a wider tile, with fewer loads per FMA, pays "
-           "(AVX-512 on full-rate cores: 3)">,
     Option<"fma", "fma", "bool", /*default=*/"true",
            "Fused multiply-add (false: a multiply and an add, for CPUs "
            "without FMA, where vector.fma would become calls to fmaf)">,
