@@ -2,7 +2,8 @@
 //
 // A reduction is one linalg.generic with reduction iterators over the
 // reduced dims, accumulating into an output filled with the combiner's
-// identity; reduce_mean divides afterwards. Softmax and log-softmax are
+// identity (innermost reduced dims collapsed into one row first);
+// reduce_mean divides afterwards. Softmax and log-softmax are
 // max, exp-sum (and log) written out.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +17,6 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 #include <limits>
 
@@ -80,37 +80,32 @@ Value reduceGeneric(OpBuilder &b, Location loc, Value input,
 /// to be unrolled (7 x 7), leaving the outer loop to be vectorized with
 /// gathers.
 Value reduceTrailingRows(OpBuilder &b, Location loc, Value input,
-                         ArrayRef<int64_t> axes, int64_t run,
+                         ArrayRef<int64_t> axes, int64_t run, bool keepDims,
                          RankedTensorType resultType, Combiner combiner,
                          bool isUnsigned) {
   auto inputType = cast<RankedTensorType>(input.getType());
-  int64_t rank = inputType.getRank();
+  int64_t outer = inputType.getRank() - run;
+  // [outer dims..., row]: the reduced run as one dim.
   SmallVector<ReassociationIndices> rows;
-  for (int64_t d = 0; d < rank - run; ++d)
+  for (int64_t d = 0; d < outer; ++d)
     rows.push_back({d});
-  rows.push_back(llvm::to_vector(llvm::seq<int64_t>(rank - run, rank)));
+  rows.push_back(llvm::to_vector(llvm::seq<int64_t>(outer, outer + run)));
   Value collapsed = tensor::CollapseShapeOp::create(b, loc, input, rows);
-  SmallVector<int64_t> keptAxes;
+  SmallVector<int64_t> rowAxes;
   for (int64_t axis : axes)
-    if (axis < rank - run)
-      keptAxes.push_back(axis);
-  keptAxes.push_back(rank - run);
-  // The reduced tensor without kept dims, then reshaped to the result
-  // (unit dims added back for keepdims).
-  SmallVector<int64_t> reducedShape;
-  for (int64_t d = 0; d < rank - run; ++d)
-    if (!llvm::is_contained(axes, d))
-      reducedShape.push_back(inputType.getDimSize(d));
-  auto reducedType = resultType.clone(reducedShape);
+    if (axis < outer)
+      rowAxes.push_back(axis);
+  rowAxes.push_back(outer);
+  if (!keepDims)
+    return reduceGeneric(b, loc, collapsed, rowAxes, /*keepDims=*/false,
+                         resultType, combiner, isUnsigned);
+  // With keepdims, the row's unit dim becomes the run's unit dims.
+  SmallVector<int64_t> rowResultShape(resultType.getShape().take_front(outer));
+  rowResultShape.push_back(1);
   Value reduced =
-      reduceGeneric(b, loc, collapsed, keptAxes,
-                    /*keepDims=*/false, reducedType, combiner, isUnsigned);
-  if (reducedType == resultType)
-    return reduced;
-  std::optional<SmallVector<ReassociationIndices>> units =
-      getReassociationIndicesForReshape(reducedType, resultType);
-  assert(units && "keepdims adds unit dims only");
-  return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, *units);
+      reduceGeneric(b, loc, collapsed, rowAxes, /*keepDims=*/true,
+                    resultType.clone(rowResultShape), combiner, isUnsigned);
+  return tensor::ExpandShapeOp::create(b, loc, resultType, reduced, rows);
 }
 
 /// Reduces `input` over the (normalized) `axes` into `resultType`.
@@ -120,8 +115,8 @@ Value reduce(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> axes,
   auto inputType = cast<RankedTensorType>(input.getType());
   if (inputType.hasStaticShape())
     if (int64_t run = trailingReducedRun(inputType, axes))
-      return reduceTrailingRows(b, loc, input, axes, run, resultType, combiner,
-                                isUnsigned);
+      return reduceTrailingRows(b, loc, input, axes, run, keepDims, resultType,
+                                combiner, isUnsigned);
   return reduceGeneric(b, loc, input, axes, keepDims, resultType, combiner,
                        isUnsigned);
 }

@@ -470,32 +470,20 @@ bool shiftedMatmulPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
   return layout.pitch * 8 <= outSpatial[1] * 9;
 }
 
-/// A dense 2-D f32 convolution as an implicit GEMM: no im2col matrix. The
-/// input is laid out per channel (ShiftedLayout) so that, with the output
-/// computed at positions f = oh * pitch + ow, the tap (kh, kw) of channel c
-/// reads X[n][c][f + G(kh, kw)]: row (c, kh, kw) of the GEMM's B is the
-/// channel's row shifted by a constant, which kiln-lower-matmul reads in
-/// place. T[n][o][f] = sum W[o][c][kh][kw] * X[n][c][f + G(kh, kw)]; the
-/// output is T's first OW columns of each row of the pitch.
-Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
-                          RankedTensorType type, ArrayRef<int64_t> strides,
-                          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads) {
-  MLIRContext *context = b.getContext();
+/// `input` ([N, C, H, W]) laid out as `layout` says: [N, C, sh, sw, rows,
+/// pitch], each phase plane's input pixels and zeros around them. For one
+/// image only the zeros around the pixels are written: filling the whole
+/// buffer first writes it twice, on one thread (a stride-2 stem's 600 KB
+/// memset). A batch keeps one fill of all of it: kiln-lower-matmul then lays
+/// the images out one at a time into a buffer of one image, filled once per
+/// call (stagePerImage).
+Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
+                        const ShiftedLayout &layout, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> pads) {
   auto inputType = cast<RankedTensorType>(input.getType());
-  ArrayRef<int64_t> kernel =
-      cast<RankedTensorType>(filter.getType()).getShape().drop_front(2);
-  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
-  ShiftedLayout layout(kernel, strides, dilations, outSpatial,
-                       inputType.getDimSize(3), pads[1]);
-  int64_t batch = type.getDimSize(0), channels = inputType.getDimSize(1);
-  Type elementType = type.getElementType();
+  int64_t batch = inputType.getDimSize(0), channels = inputType.getDimSize(1);
+  Type elementType = inputType.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
-  // [N, C, sh, sw, rows, pitch]: each phase's input pixels, and zeros
-  // around them. For one image only the zeros around the pixels are
-  // written: filling the whole buffer first writes it twice, on one thread
-  // (a stride-2 stem's 600 KB memset). A batch keeps one fill of all of it:
-  // kiln-lower-matmul then lays the images out one at a time into a buffer
-  // of one image, filled once per call (stagePerImage).
   SmallVector<int64_t> split = {batch,          channels,    layout.strideH,
                                 layout.strideW, layout.rows, layout.pitch};
   auto splitType = RankedTensorType::get(split, elementType);
@@ -509,14 +497,20 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
                      int64_t column, int64_t columnCount) {
     if (!fillAround || rowCount <= 0 || columnCount <= 0)
       return;
+    SmallVector<int64_t> at = {0, 0, ph, pw, row, column};
     SmallVector<int64_t> extent = {batch, channels, 1,
                                    1,     rowCount, columnCount};
-    Value zeros = detail::filledTensor(
-        b, loc, RankedTensorType::get(extent, elementType), zero);
+    // Filled in place (a slice of the layout, not a new buffer copied in).
+    auto box = RankedTensorType::get(extent, elementType);
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, box, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
+        b.getDenseI64ArrayAttr(at), b.getDenseI64ArrayAttr(extent),
+        b.getDenseI64ArrayAttr(unitSteps));
+    Value zeros = linalg::FillOp::create(b, loc, zero, slice).getResult(0);
     laidOut = tensor::InsertSliceOp::create(
         b, loc, zeros, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
-        b.getDenseI64ArrayAttr({0, 0, ph, pw, row, column}),
-        b.getDenseI64ArrayAttr(extent), b.getDenseI64ArrayAttr(unitSteps));
+        b.getDenseI64ArrayAttr(at), b.getDenseI64ArrayAttr(extent),
+        b.getDenseI64ArrayAttr(unitSteps));
   };
   int64_t limits[2] = {layout.strideH * (layout.rows - 1),
                        layout.strideW * layout.pitch};
@@ -558,6 +552,30 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
           b.getDenseI64ArrayAttr({batch, channels, 1, 1, count[0], count[1]}),
           b.getDenseI64ArrayAttr(unitSteps));
     }
+  return laidOut;
+}
+
+/// A dense 2-D f32 convolution as an implicit GEMM: no im2col matrix. The
+/// input is laid out per channel (ShiftedLayout) so that, with the output
+/// computed at positions f = oh * pitch + ow, the tap (kh, kw) of channel c
+/// reads X[n][c][f + G(kh, kw)]: row (c, kh, kw) of the GEMM's B is the
+/// channel's row shifted by a constant, which kiln-lower-matmul reads in
+/// place. T[n][o][f] = sum W[o][c][kh][kw] * X[n][c][f + G(kh, kw)]; the
+/// output is T's first OW columns of each row of the pitch.
+Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
+                          RankedTensorType type, ArrayRef<int64_t> strides,
+                          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads) {
+  MLIRContext *context = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> kernel =
+      cast<RankedTensorType>(filter.getType()).getShape().drop_front(2);
+  ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
+  ShiftedLayout layout(kernel, strides, dilations, outSpatial,
+                       inputType.getDimSize(3), pads[1]);
+  Value laidOut = layOutPhasePlanes(b, loc, input, layout, strides, pads);
+  int64_t batch = type.getDimSize(0);
+  Type elementType = type.getElementType();
+  Value zero = detail::scalarConstant(b, loc, elementType, 0);
   Value rows = tensor::CollapseShapeOp::create(
       b, loc, laidOut,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}});

@@ -34,14 +34,14 @@ func.func @identities(%x: tensor<3x4xf32>) -> (tensor<f32>, tensor<f32>, tensor<
 // -----
 
 // Innermost reduced dims (a global average pool's H x W) are reduced as rows
-// of their product: one contiguous reduction loop, keepdims' unit dims added
-// back by an expand_shape (static shapes).
+// of their product: one contiguous reduction loop, keepdims' unit dim
+// of the row expanded into the run's (static shapes).
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[ROWOUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[ROWOUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 // CHECK-LABEL: func.func @reduce_trailing_dims_as_rows
 // CHECK: %[[ROWS:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x7x7xf32> into tensor<2x8x49xf32>
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROWOUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]] : tensor<2x8x49xf32>) outs(%{{.*}} : tensor<2x8xf32>)
-// CHECK: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1, 2, 3]] output_shape [2, 8, 1, 1] : tensor<2x8xf32> into tensor<2x8x1x1xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROWOUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[ROWS]] : tensor<2x8x49xf32>) outs(%{{.*}} : tensor<2x8x1xf32>)
+// CHECK: %[[KEPT:.*]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1], [2, 3]] output_shape [2, 8, 1, 1] : tensor<2x8x1xf32> into tensor<2x8x1x1xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[KEPT]] : tensor<2x8x1x1xf32>)
 // CHECK: arith.constant 4.900000e+01 : f32
 // CHECK: arith.divf
@@ -63,6 +63,19 @@ func.func @reduce_trailing_dims_as_rows(%x: tensor<2x8x7x7xf32>) -> tensor<2x8x1
 func.func @reduce_outer_axis_and_rows(%x: tensor<2x8x3x5xf32>) -> tensor<8xf32> {
   %0 = kiln.reduce_max %x axes = [0, 2, 3] : tensor<2x8x3x5xf32> -> tensor<8xf32>
   return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Reducing every dim with keepdims: one row of all the elements, its unit
+// dim expanded into the result's.
+// CHECK-LABEL: func.func @reduce_all_keepdims
+// CHECK: %[[ROW:.*]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[ROW]] : tensor<12xf32>) outs(%{{.*}} : tensor<1xf32>)
+// CHECK: tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [1, 1] : tensor<1xf32> into tensor<1x1xf32>
+func.func @reduce_all_keepdims(%x: tensor<3x4xf32>) -> tensor<1x1xf32> {
+  %0 = kiln.reduce_sum %x axes = [0, 1] keepdims : tensor<3x4xf32> -> tensor<1x1xf32>
+  return %0 : tensor<1x1xf32>
 }
 
 // -----

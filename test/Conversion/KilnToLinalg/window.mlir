@@ -239,14 +239,14 @@ func.func @runtime_filters(%x: tensor<1x64x7x7xf32>, %w: tensor<64x64x3x3xf32>) 
 // IGEMM-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d3, d4, d5)>
 // IGEMM-DAG: #[[X:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 17 + d5)>
 // IGEMM-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
+// Only the zeros around the pixels are written, in place: the top row, the
+// bottom two and the left column (the pitch leaves no right one).
 // IGEMM-LABEL: func.func @implicit_gemm
-// Only the zeros around the pixels are written: the top row, the bottom two
-// and the left column (the pitch leaves no right one).
+// IGEMM-NOT: linalg.fill {{.*}} -> tensor<1x4x1x1x19x17xf32>
 // IGEMM: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x1x1x19x17xf32>
 // IGEMM: %[[TOP:.*]] = tensor.insert_slice %{{.*}} into %[[EMPTY]][0, 0, 0, 0, 0, 0] [1, 4, 1, 1, 1, 17]
 // IGEMM: %[[BOTTOM:.*]] = tensor.insert_slice %{{.*}} into %[[TOP]][0, 0, 0, 0, 17, 0] [1, 4, 1, 1, 2, 17]
 // IGEMM: %[[LEFT:.*]] = tensor.insert_slice %{{.*}} into %[[BOTTOM]][0, 0, 0, 0, 1, 0] [1, 4, 1, 1, 16, 1]
-// IGEMM-NOT: linalg.fill {{.*}} -> tensor<1x4x1x1x19x17xf32>
 // IGEMM: %[[LAID:.*]] = tensor.insert_slice %{{.*}} into %[[LEFT]][0, 0, 0, 0, 1, 1] [1, 4, 1, 1, 16, 16]
 // IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %[[LAID]] {{.*}} into tensor<1x4x323xf32>
 // IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[W]], #[[X]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%arg1, %[[ROWS]] : tensor<8x4x3x3xf32>, tensor<1x4x323xf32>) outs(%{{.*}} : tensor<1x8x272xf32>)
