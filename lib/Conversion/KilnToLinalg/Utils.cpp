@@ -30,6 +30,23 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
+Value fillSlice(OpBuilder &b, Location loc, Value tensor,
+                ArrayRef<int64_t> offsets, ArrayRef<int64_t> sizes,
+                Value value) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<int64_t> unitSteps(sizes.size(), 1);
+  auto boxType = RankedTensorType::get(sizes, type.getElementType());
+  Value box = tensor::ExtractSliceOp::create(
+      b, loc, boxType, tensor, ValueRange{}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+      b.getDenseI64ArrayAttr(unitSteps));
+  Value filled = linalg::FillOp::create(b, loc, value, box).getResult(0);
+  return tensor::InsertSliceOp::create(
+      b, loc, filled, tensor, ValueRange{}, ValueRange{}, ValueRange{},
+      b.getDenseI64ArrayAttr(offsets), b.getDenseI64ArrayAttr(sizes),
+      b.getDenseI64ArrayAttr(unitSteps));
+}
+
 AffineMap broadcastMap(MLIRContext *context, ArrayRef<int64_t> operandShape,
                        ArrayRef<int64_t> loopShape) {
   size_t offset = loopShape.size() - operandShape.size();

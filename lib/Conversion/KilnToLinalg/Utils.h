@@ -32,6 +32,14 @@ mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::RankedTensorType type, mlir::Value value);
 
+/// `tensor` with its box at `offsets` of `sizes` (unit strides) filled with
+/// `value` in place: an extract_slice, a fill and an insert_slice, which
+/// bufferize to a fill of a subview (a new filled tensor inserted instead
+/// would be a buffer of its own, filled and then copied).
+mlir::Value fillSlice(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Value tensor, llvm::ArrayRef<int64_t> offsets,
+                      llvm::ArrayRef<int64_t> sizes, mlir::Value value);
+
 /// The indexing map that reads an operand of `operandShape` at each point of
 /// an iteration space of `loopRank` dims whose trailing dims the operand's
 /// dims align with (numpy broadcasting: size-1 dims read index 0).

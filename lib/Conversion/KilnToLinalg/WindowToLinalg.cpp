@@ -89,11 +89,7 @@ Value splitPhases(OpBuilder &b, Location loc, Value input,
       at[rank - 1] = *phase;
       extent[rank - 1] = 1;
     }
-    Value slab = detail::filledTensor(
-        b, loc, RankedTensorType::get(extent, type.getElementType()), padValue);
-    result = tensor::InsertSliceOp::create(
-        b, loc, slab, result, getAsIndexOpFoldResult(b.getContext(), at),
-        getAsIndexOpFoldResult(b.getContext(), extent), unitSteps);
+    result = detail::fillSlice(b, loc, result, at, extent, padValue);
   };
   // The padding rows of the other spatial dims.
   for (int64_t d = 2; d + 1 < rank; ++d) {
@@ -495,22 +491,10 @@ Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
   // of phase plane (ph, pw).
   auto fillBox = [&](int64_t ph, int64_t pw, int64_t row, int64_t rowCount,
                      int64_t column, int64_t columnCount) {
-    if (!fillAround || rowCount <= 0 || columnCount <= 0)
-      return;
-    SmallVector<int64_t> at = {0, 0, ph, pw, row, column};
-    SmallVector<int64_t> extent = {batch, channels, 1,
-                                   1,     rowCount, columnCount};
-    // Filled in place (a slice of the layout, not a new buffer copied in).
-    auto box = RankedTensorType::get(extent, elementType);
-    Value slice = tensor::ExtractSliceOp::create(
-        b, loc, box, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
-        b.getDenseI64ArrayAttr(at), b.getDenseI64ArrayAttr(extent),
-        b.getDenseI64ArrayAttr(unitSteps));
-    Value zeros = linalg::FillOp::create(b, loc, zero, slice).getResult(0);
-    laidOut = tensor::InsertSliceOp::create(
-        b, loc, zeros, laidOut, ValueRange{}, ValueRange{}, ValueRange{},
-        b.getDenseI64ArrayAttr(at), b.getDenseI64ArrayAttr(extent),
-        b.getDenseI64ArrayAttr(unitSteps));
+    if (fillAround && rowCount > 0 && columnCount > 0)
+      laidOut = detail::fillSlice(
+          b, loc, laidOut, {0, 0, ph, pw, row, column},
+          {batch, channels, 1, 1, rowCount, columnCount}, zero);
   };
   int64_t limits[2] = {layout.strideH * (layout.rows - 1),
                        layout.strideW * layout.pitch};
