@@ -474,9 +474,9 @@ bool shiftedMatmulPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
 /// the images out one at a time into a buffer of one image, filled once per
 /// call (stagePerImage).
 Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
-                        const ShiftedLayout &layout, ArrayRef<int64_t> strides,
-                        ArrayRef<int64_t> pads) {
+                        const ShiftedLayout &layout, ArrayRef<int64_t> pads) {
   auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t strides[2] = {layout.strideH, layout.strideW};
   int64_t batch = inputType.getDimSize(0), channels = inputType.getDimSize(1);
   Type elementType = inputType.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
@@ -556,7 +556,7 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
   ShiftedLayout layout(kernel, strides, dilations, outSpatial,
                        inputType.getDimSize(3), pads[1]);
-  Value laidOut = layOutPhasePlanes(b, loc, input, layout, strides, pads);
+  Value laidOut = layOutPhasePlanes(b, loc, input, layout, pads);
   int64_t batch = type.getDimSize(0);
   Type elementType = type.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
