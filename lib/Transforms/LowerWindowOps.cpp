@@ -15,13 +15,19 @@
 //    (oh, ow) then reads, for tap (kh, kw), the phase of (kh * dh, kw * dw)
 //    at (oh + kh * dh / sh) * Q + ow + kw * dw / sw = f + a constant, where
 //    f = oh * Q + ow is the output's position in a plane of pitch Q;
-//  * the output is computed over f in whole vectors spanning several rows
-//    (the lanes with ow >= OW, in the pitch's slack, are computed and
+//  * narrow planes are computed over f in whole vectors spanning several
+//    rows (the lanes with ow >= OW, in the pitch's slack, are computed and
 //    dropped), so a 7x7 plane takes 4 vectors rather than 7 mostly empty
 //    ones; each vector's kept lanes are moved together by a constant
 //    shuffle and stored with one masked store at their place in the dense
-//    output, after the epilogue (bias, ReLU6, residual, an average pool's
-//    division: kiln::Epilogue) is applied on the register.
+//    output;
+//  * wide planes, where rounding the pitch up to whole vectors adds at most
+//    1/8 of the lanes, take rows of whole vectors: output row r's tap
+//    (kh, kw) is then row r + 1's tap (kh - 1, kw), and a column of vectors
+//    over a group of rows loads each window row once for all the rows it
+//    serves (3x3 over 8 rows: 30 loads, not 72);
+//  * the epilogue (bias, ReLU6, residual, an average pool's division:
+//    kiln::Epilogue) is applied on the register before the store.
 // The buffer's padding (0, or -inf for max pooling) is written once per
 // task; only the plane's interior is rewritten per channel (a copy for
 // stride 1, a deinterleave by shuffles for stride 2 along the row; with one
@@ -44,6 +50,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
+#include <map>
 
 namespace kiln {
 #define GEN_PASS_DEF_LOWERWINDOWOPS
@@ -56,6 +63,10 @@ namespace {
 
 /// Most vectors one group of output rows may take (unrolled code).
 constexpr int64_t kMaxGroupVectors = 16;
+
+/// Output rows at most that one column of row-aligned vectors computes
+/// together, sharing the loads of their overlapping window rows.
+constexpr int64_t kMaxSharedRows = 8;
 
 /// Thread-pool tasks at most (each takes a range of channel planes and
 /// writes its buffer's padding once).
@@ -161,6 +172,9 @@ struct PlaneLayout {
   SmallVector<int64_t> taps;
   /// Output rows per group, and the buffer's length in floats.
   int64_t groupRows, length;
+  /// Whether each output row starts a vector (a pitch of whole vectors),
+  /// rather than vectors spanning several rows.
+  bool rowAligned;
   /// The window's rows and their dilation.
   int64_t windowRows, dilationH;
 
@@ -241,22 +255,19 @@ private:
     l.paddedWidth = (l.outWidth - 1) * l.strideW + (kw - 1) * dilations[1] + 1;
     l.phaseRows = llvm::divideCeil(l.paddedHeight, l.strideH);
     l.pitch = llvm::divideCeil(l.paddedWidth, l.strideW);
+    // Rows of whole vectors, when that computes at most 1/8 more lanes than
+    // vectors spanning rows (wide planes): a tap of one output row is then
+    // the tap a window row lower of the row above, loaded once for both.
+    l.rowAligned = int64_t(llvm::alignTo(l.outWidth, lanes)) * 8 <= l.pitch * 9;
+    if (l.rowAligned)
+      l.pitch = llvm::alignTo(l.pitch, lanes);
     for (int64_t i = 0; i < kh; ++i)
       for (int64_t j = 0; j < kw; ++j) {
         int64_t r = i * dilations[0], c = j * dilations[1];
         l.taps.push_back(l.phaseOffset(r % l.strideH, c % l.strideW) +
                          (r / l.strideH) * l.pitch + c / l.strideW);
       }
-    // Rows per group: the fewest vectors per output row.
-    l.groupRows = 1;
-    for (int64_t rows = 2; rows <= l.outHeight; ++rows) {
-      int64_t vectors = llvm::divideCeil(rows * l.pitch, lanes);
-      int64_t best = llvm::divideCeil(l.groupRows * l.pitch, lanes);
-      if (vectors > kMaxGroupVectors)
-        break;
-      if (vectors * l.groupRows < best * rows)
-        l.groupRows = rows;
-    }
+    l.groupRows = l.rowAligned ? alignedGroupRows() : spanningGroupRows();
     // The last vector may read past the phase planes: zeros.
     int64_t groups = l.outHeight / l.groupRows;
     int64_t tailRows = l.outHeight % l.groupRows;
@@ -268,6 +279,40 @@ private:
                  lastRow * l.pitch + llvm::alignTo(tailRows * l.pitch, lanes));
     l.length = std::max(l.strideH * l.strideW * l.phaseRows * l.pitch,
                         end + *llvm::max_element(l.taps));
+  }
+
+  /// Rows per group of vectors spanning rows: the fewest vectors per
+  /// output row.
+  int64_t spanningGroupRows() const {
+    const PlaneLayout &l = layout;
+    int64_t groupRows = 1;
+    for (int64_t rows = 2; rows <= l.outHeight; ++rows) {
+      int64_t vectors = llvm::divideCeil(rows * l.pitch, lanes);
+      int64_t best = llvm::divideCeil(groupRows * l.pitch, lanes);
+      if (vectors > kMaxGroupVectors)
+        break;
+      if (vectors * groupRows < best * rows)
+        groupRows = rows;
+    }
+    return groupRows;
+  }
+
+  /// Rows per group of row-aligned vectors: as many as keep one accumulator
+  /// per row, the broadcast filter taps and a few loaded vectors in
+  /// registers (32 with 16 lanes, else 16), at most kMaxSharedRows; a
+  /// divisor of the output's rows in the upper half of that, when there is
+  /// one, so that no group is short.
+  int64_t alignedGroupRows() const {
+    const PlaneLayout &l = layout;
+    int64_t registers = lanes >= 16 ? 32 : 16;
+    int64_t weights =
+        kind == WindowKind::DepthwiseConv ? int64_t(l.taps.size()) : 0;
+    int64_t most = std::clamp<int64_t>(registers - weights - 3, 1,
+                                       std::min(kMaxSharedRows, l.outHeight));
+    for (int64_t rows = most; rows > most / 2; --rows)
+      if (l.outHeight % rows == 0)
+        return rows;
+    return most;
   }
 
   /// The vectors of a group of `rows` output rows.
@@ -651,16 +696,64 @@ private:
       weights.push_back(vector::BroadcastOp::create(b, loc, vectorType, w));
     }
     int64_t groups = l.outHeight / l.groupRows;
-    SmallVector<GroupVector> full = groupVectors(l.groupRows);
+    auto group = [&](Value position, Value output, int64_t rows) {
+      if (l.rowAligned)
+        computeRows(plane, weights, position, output, rows);
+      else
+        computeGroup(plane, weights, position, output, groupVectors(rows));
+    };
     forLoop(range.firstGroup, std::min(range.endGroup, groups), [&](Value g) {
-      computeGroup(plane, weights, mul(g, l.groupRows * l.pitch),
-                   mul(g, l.groupRows * l.outWidth), full);
+      group(mul(g, l.groupRows * l.pitch), mul(g, l.groupRows * l.outWidth),
+            l.groupRows);
     });
     int64_t tail = l.outHeight % l.groupRows;
     if (tail && range.endGroup > groups)
-      computeGroup(plane, weights, index(groups * l.groupRows * l.pitch),
-                   index(groups * l.groupRows * l.outWidth),
-                   groupVectors(tail));
+      group(index(groups * l.groupRows * l.pitch),
+            index(groups * l.groupRows * l.outWidth), tail);
+  }
+
+  /// `rows` row-aligned output rows from buffer position `position` and
+  /// output position `output`, one column of vectors at a time (a loop over
+  /// the full ones, then the partial one). Within a column, each distinct
+  /// tap offset is loaded once, in memory order, and feeds every row that
+  /// reads it: row r's tap (kh, kw) is row r + 1's tap (kh - 1, kw) (with
+  /// stride 2, its row phase's next row), so 3x3 windows over 8 rows take
+  /// 30 loads instead of 72. The unaligned loads, not the FMAs, bound this
+  /// kernel on Zen 4 (9 per vector, most split across cache lines). The
+  /// rows' accumulators are live together, so a load is used at once (16
+  /// registers of AVX2 hold 4 accumulators, 9 filter taps and the load).
+  void computeRows(Value plane, ArrayRef<Value> weights, Value position,
+                   Value output, int64_t rows) {
+    const PlaneLayout &l = layout;
+    // The (row, tap) pairs reading each offset from a column's position.
+    std::map<int64_t, SmallVector<std::pair<int64_t, int64_t>>> readers;
+    for (int64_t r = 0; r < rows; ++r)
+      for (auto [t, tap] : llvm::enumerate(l.taps))
+        readers[r * l.pitch + tap].push_back({r, t});
+    auto column = [&](Value x, int64_t kept) {
+      Value at = arith::AddIOp::create(b, loc, position, x);
+      Value out = arith::AddIOp::create(b, loc, output, x);
+      SmallVector<Value> acc(rows);
+      for (const auto &[offset, pairs] : readers) {
+        Value v = vector::LoadOp::create(b, loc, vectorType, buffer,
+                                         ValueRange{add(at, offset)});
+        for (auto [r, t] : pairs)
+          acc[r] =
+              accumulate(acc[r], v, weights.empty() ? Value() : weights[t]);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        Value column = add(out, r * l.outWidth);
+        Value y = acc[r];
+        if (epilogue)
+          y = epilogue->apply(b, loc, y, plane, column,
+                              kept == lanes ? Value() : mask(kept));
+        store(y, target, {plane, column}, kept);
+      }
+    };
+    int64_t full = l.outWidth / lanes;
+    forLoop(0, full, [&](Value c) { column(mul(c, lanes), lanes); });
+    if (l.outWidth % lanes)
+      column(index(full * lanes), l.outWidth % lanes);
   }
 
   void computeGroup(Value plane, ArrayRef<Value> weights, Value position,

@@ -247,8 +247,10 @@ def relu6(case):
 
 
 def depthwise_narrow():
-    # 7x7 planes: the 9-wide pitch puts all 7 rows in one group of 4
-    # vectors, lanes dropped at every row end; bias and ReLU6 on registers.
+    # 7x7 planes: with 16 lanes the 9-wide pitch puts all 7 rows in one
+    # group of 4 vectors, lanes dropped at every row end; with 8 lanes
+    # (x86-64-v3) rows of whole vectors, a group of 4 rows and a tail group
+    # of 3; bias and ReLU6 on registers.
     case = Case("depthwise_narrow", 12, 7)
     case.conv(12, 3, pad=1, group=12)
     relu6(case)
@@ -256,8 +258,9 @@ def depthwise_narrow():
 
 
 def depthwise_wide_residual():
-    # 30-wide rows (pitch 32): several rows per group plus a tail group; a
-    # residual add of the input after the bias.
+    # 30-wide rows: rows of whole vectors (pitch 32), 6 rows per group (3
+    # with 8 lanes) sharing their window rows' loads, a partial last vector
+    # per row (14 of 16 lanes); a residual add of the input after the bias.
     case = Case("depthwise_wide_residual", 5, 30)
     case.conv(5, 3, pad=1, group=5)
     case.op("Add", [case.value, "X"])
@@ -297,9 +300,10 @@ def depthwise_banded():
 
 def banded_strided():
     # Bands at stride 2: ResNet's max pool (3x3 / 2, pad 1) from 115 rows to
-    # 58, each band's input rows split between the two row phases; then a
-    # 5x5 depthwise convolution (stride 2, pad 2, no bias) from 116 rows to
-    # 58.
+    # 58, each band's input rows split between the two row phases; a 3x3 / 1
+    # over its 58 rows in rows of whole vectors (8 rows per group, a tail
+    # group of 2, a partial vector of 10 lanes per row); then a 5x5
+    # depthwise convolution (stride 2, pad 2, no bias) from 116 rows to 58.
     case = Case("banded_strided", 2, 115)
     case.op("MaxPool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
             pads=[1, 1, 1, 1])

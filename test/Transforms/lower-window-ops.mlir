@@ -55,12 +55,15 @@
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 // CHECK-NOT: linalg.generic
 // AVX2-LABEL: func.func @narrow_planes
-// AVX2: memref.alloca() {alignment = 64 : i64} : memref<{{[0-9]+}}xf32>
-// With 8 lanes, partial vectors are narrower plain accesses (AVX2's masked
-// ones are microcoded on AMD cores): the pad's last 2 and 3 floats.
-// AVX2: vector.store %{{.*}} : memref<84xf32>, vector<2xf32>
-// AVX2: vector.store %{{.*}}[%c81{{.*}}] : memref<84xf32>, vector<3xf32>
+// With 8 lanes, a row's 7 outputs fill all of a vector but one lane, fewer
+// lanes than a pitch of 9 spanning rows: rows of whole vectors (pitch 16), 4
+// rows per group sharing their window rows' loads. Partial vectors are
+// narrower plain accesses (AVX2's masked ones are microcoded on AMD cores):
+// the pad's 1 float between rows, each row's 7 outputs.
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<146xf32>
+// AVX2: vector.store %{{.*}} : memref<146xf32>, vector<1xf32>
 // AVX2: vector.fma {{.*}} : vector<8xf32>
+// AVX2: vector.store %{{.*}} : memref<2x49xf32>, vector<7xf32>
 // AVX2-NOT: linalg.depthwise_conv_2d_nchw_chw
 memref.global "private" constant @__constant_filters : memref<2x3x3xf32> = dense<1.0>
 func.func @narrow_planes(%x: memref<1x2x7x7xf32>, %bias: memref<2x1x1xf32>, %y: memref<1x2x7x7xf32>) {
@@ -198,32 +201,81 @@ func.func @average_pool(%x: memref<1x3x8x8xf32>, %y: memref<1x3x4x4xf32>) {
 
 // -----
 
-// 56 x 56 output planes are split into 4 bands of rows: each task lays out
-// and computes one band of its planes, with the band's bounds static (one
-// case of an index switch per band). 3 output rows per group (11 vectors
-// of the pitch of 58), 19 groups (the last of 2 rows): bands of groups
-// [0, 4), [4, 9), [9, 14), [14, 19). Band 0 computes output rows 0-11 and
-// lays out input rows 0-13; band 3 output rows 42-55 (the tail group last)
-// from input rows 42-57 (the last 2 with masked stores). 2 planes: 8 tasks.
+// 56 x 56 output planes, stride 1, take row-aligned vectors: a pitch of 64
+// (4 vectors a row, 1/8 more lanes at most than the 3.6 of vectors spanning
+// rows of 58), 8 output rows per group (7 groups). The planes are split into
+// 4 bands of rows: each task lays out and computes one band of its planes,
+// with the band's bounds static (one case of an index switch per band):
+// bands of groups [0, 1), [1, 3), [3, 5), [5, 7). Band 0 lays out input rows
+// 0-9 and computes output rows 0-7: a loop over the 3 full columns of
+// vectors, where the 8 rows' 72 taps are 30 loads (each window row loaded
+// once for the 3 output rows it serves: 9 for the first row, 3 new for each
+// next) feeding the 8 accumulators, then 8 stores; then the last 8 outputs
+// of each row, stored masked. Band 1 lays out
+// input rows 8-25 for groups 1-2; band 3 input rows 40-57 (the last 2 with
+// masked stores). The 4 input rows past a band are filled with zeros (4
+// vectors each). 2 planes: 8 tasks.
 // CHECK-LABEL: func.func @banded
 // CHECK: scf.parallel (%[[TASK:.*]]) = (%c0{{.*}}) to (%c8{{.*}}) step
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<3714xf32>
 // CHECK: %[[BAND:.*]] = arith.divui %[[TASK]], %c2
 // CHECK: scf.index_switch %[[BAND]]
 // CHECK: case 0 {
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c14{{.*}} step
-// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
+// CHECK-COUNT-4: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c10{{.*}} step
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c3{{.*}} step
+// CHECK-COUNT-30: vector.load %[[BUF]]
+// CHECK-NOT: vector.load %[[BUF]]
+// CHECK-COUNT-8: vector.store %{{.*}} : memref<2x3136xf32>, vector<16xf32>
+// CHECK-NEXT: }
+// CHECK: vector.load %[[BUF]][%c48]
+// CHECK-COUNT-8: vector.maskedstore %{{.*}} : memref<2x3136xf32>
 // CHECK: case 1 {
-// CHECK: scf.for %{{.*}} = %c12{{.*}} to %c29{{.*}} step
-// CHECK: scf.for %{{.*}} = %c4{{.*}} to %c9{{.*}} step
+// CHECK: scf.for %{{.*}} = %c8{{.*}} to %c26{{.*}} step
+// CHECK: scf.for %{{.*}} = %c1{{.*}} to %c3{{.*}} step
 // CHECK: case 3 {
-// CHECK: scf.for %{{.*}} = %c42{{.*}} to %c56{{.*}} step
+// CHECK: scf.for %{{.*}} = %c40{{.*}} to %c56{{.*}} step
 // CHECK: scf.for %{{.*}} = %c56{{.*}} to %c58{{.*}} step
-// CHECK: scf.for %{{.*}} = %c14{{.*}} to %c18{{.*}} step
-// CHECK: vector.maskedstore
+// CHECK: scf.for %{{.*}} = %c5{{.*}} to %c7{{.*}} step
 // CHECK: default {
+// AVX2-LABEL: func.func @banded
+// With 8 lanes, 16 registers: 4 rows per group (4 accumulators, the 9
+// broadcast filter taps), 7 full columns of 8 lanes; 18 loads per column.
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<3714xf32>
+// AVX2: case 0 {
+// AVX2: scf.for %{{.*}} = %c0{{.*}} to %c7{{.*}} step
+// AVX2-COUNT-18: vector.load %{{.*}} : memref<3714xf32>, vector<8xf32>
+// AVX2-NOT: vector.load %{{.*}} : memref<3714xf32>
+// AVX2-COUNT-4: vector.store %{{.*}} : memref<2x3136xf32>, vector<8xf32>
+// AVX2-NEXT: }
 func.func @banded(%x: memref<1x2x58x58xf32>, %w: memref<2x3x3xf32>, %y: memref<1x2x56x56xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<1x2x56x56xf32>)
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x56x56xf32>)
+  return
+}
+
+// -----
+
+// Stride 2 over 28 output columns: the phase planes' pitch of 29 becomes 32
+// (rows of whole vectors), 7 output rows per group (4 groups). A column's 7
+// rows read row phase 0's rows 0-7 and row phase 1's rows 0-6, each at 3
+// offsets (column phases 0 and 1, and column phase 0 one further): 45 loads
+// for 63 taps. One full column of vectors, then one of 12 lanes, stored
+// masked.
+// CHECK-LABEL: func.func @strided_rows
+// CHECK: %[[BUF:.*]] = memref.alloca() {alignment = 64 : i64} : memref<3712xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4{{.*}} step
+// CHECK-COUNT-45: vector.load %[[BUF]]
+// CHECK-NOT: vector.load %[[BUF]]
+// CHECK-COUNT-7: vector.store %{{.*}} : memref<2x784xf32>, vector<16xf32>
+// CHECK-COUNT-45: vector.load %[[BUF]]
+// CHECK-NOT: vector.load %[[BUF]]
+// CHECK-COUNT-7: vector.maskedstore %{{.*}} : memref<2x784xf32>
+// AVX2-LABEL: func.func @strided_rows
+func.func @strided_rows(%x: memref<1x2x58x58xf32>, %w: memref<2x3x3xf32>, %y: memref<1x2x28x28xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x2x28x28xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x28x28xf32>)
   return
 }

@@ -208,10 +208,13 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
     right before it becomes a parallel loop over tasks of channel planes.
     Each plane is laid out in a stack buffer (padded, split into stride
     phases, one row pitch), where every tap of the window is a contiguous
-    vector load at a constant offset from the output's position; outputs
-    are computed in vectors spanning several rows, their kept lanes
-    compacted by a constant shuffle and stored with one masked store, after
-    the elementwise epilogue (kiln::Epilogue) is applied on the register.
+    vector load at a constant offset from the output's position. Wide
+    planes take rows of whole vectors (a pitch rounded up to whole vectors
+    when that adds at most 1/8 of the lanes), a column of vectors over a
+    group of rows loading each window row once for all the rows it serves;
+    narrow planes are computed in vectors spanning several rows, their kept
+    lanes compacted by a constant shuffle and stored with one masked store.
+    The elementwise epilogue (kiln::Epilogue) is applied on the register.
     When the input is a padded copy (a tensor.pad), the unpadded source is
     read instead and the copy erased.
   }];
