@@ -290,8 +290,8 @@ def depthwise_banded():
     # Planes of >= 56 output rows are split into 4 bands of rows, each task
     # laying out the input rows its band's windows read (overlapping the
     # next band's): 3x3 / 1 with a residual add, then a dilated 3x3 whose
-    # bands share 4 input rows.
-    case = Case("depthwise_banded", 3, 60)
+    # bands share 4 input rows. One image (several are not banded).
+    case = Case("depthwise_banded", 3, 60, batch=1)
     case.conv(3, 3, pad=1, group=3)
     case.op("Add", [case.value, "X"])
     case.conv(3, 3, pad=2, dilation=2, group=3)
@@ -304,7 +304,7 @@ def banded_strided():
     # over its 58 rows in rows of whole vectors (8 rows per group, a tail
     # group of 2, a partial vector of 10 lanes per row); then a 5x5
     # depthwise convolution (stride 2, pad 2, no bias) from 116 rows to 58.
-    case = Case("banded_strided", 2, 115)
+    case = Case("banded_strided", 2, 115, batch=1)
     case.op("MaxPool", [case.value], kernel_shape=[3, 3], strides=[2, 2],
             pads=[1, 1, 1, 1])
     case.conv(2, 3, pad=1, group=2)

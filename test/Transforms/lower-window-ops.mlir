@@ -279,3 +279,20 @@ func.func @strided_rows(%x: memref<1x2x58x58xf32>, %w: memref<2x3x3xf32>, %y: me
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<1x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<1x2x28x28xf32>)
   return
 }
+
+// -----
+
+// Two images: no bands, even for 56 output rows (each task takes whole
+// planes; one case of code).
+// CHECK-LABEL: func.func @images_not_banded
+// CHECK: scf.parallel
+// CHECK-NOT: scf.index_switch
+// CHECK: return
+// AVX2-LABEL: func.func @images_not_banded
+// AVX2-NOT: scf.index_switch
+func.func @images_not_banded(%x: memref<2x2x58x58xf32>, %w: memref<2x3x3xf32>, %y: memref<2x2x56x56xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x2x56x56xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<2x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<2x2x56x56xf32>)
+  return
+}
