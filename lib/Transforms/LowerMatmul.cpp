@@ -880,7 +880,14 @@ private:
   /// again for each block. Numbered fixed-major it reads A again for each
   /// panel instead. Reading an operand again costs little while it stays
   /// in L2 (half of `l2Bytes`), so the order is the one that reads the
-  /// fewest bytes again from further away, and on a tie swept-major. In a
+  /// fewest bytes again from further away, and on a tie swept-major. When
+  /// A does not stay in L2 either way, swept-major too, whatever B's bytes:
+  /// B's panels are prefetched a panel ahead by the tiles before them
+  /// (streamNextPanel), A's blocks are not, and the k loop waited on them
+  /// (Zen 4, 1 thread: 1024 x 3072 x 768, A 12 MB, B 9 MB, 55.9 -> 45.7
+  /// ms, 2 threads 27.0 -> 23.8; BERT layer b8 162 -> 142 ms; 128 x 3072
+  /// x 768, swept-major rather than panel-major in slices of k, 6.02 ->
+  /// 5.87 ms). In a
   /// convolutional network (filters and activations small enough) each
   /// thread's range is then its share of the pixels, the share the layers
   /// before and after it read and write too: the threads' data stays in
@@ -901,7 +908,7 @@ private:
                          ? 4 * shape.channels * shape.channelLength
                          : 4 * shape.m * shape.k;
     int64_t bBytes = 4 * shape.k * nPanels * nr;
-    return readAgain(bBytes, groups) <= readAgain(aBytes, nPanels);
+    return readAgain(aBytes, nPanels) > 0 || readAgain(bBytes, groups) == 0;
   }
 
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
@@ -1335,7 +1342,8 @@ private:
   /// half of L2, A is read again from L3 for each panel and the k loop
   /// waits on it. Sliced, the working set is A's and the panels' slice of
   /// k. 128 x 3072 x 768 (BERT's second FFN matmul, 3 slices of 1024, A
-  /// read in place): 3.78 -> 3.62 ms on 1 thread, 2.07 -> 1.84 on 2; 128 x
+  /// read in place, when it was panel-major; sweptMajor now numbers it
+  /// swept-major): 3.78 -> 3.62 ms on 1 thread, 2.07 -> 1.84 on 2; 128 x
   /// 4608 x 768 5.86 -> 5.41 and 3.20 -> 2.76. Slices shorter than
   /// kMinSliceSteps are not made: a tall A would need them, and 1024 x 3072
   /// x 768 in six slices of 512 ran 13% slower (GEMMs that tall are mostly

@@ -600,9 +600,10 @@ func.func @short_reduction_large_a(%a: memref<8200x16xf32>, %c: memref<8200x600x
 // items are numbered block-major (a thread's share is a range of A's and
 // C's rows), and each item's 4 tiles prefetch the next panel (the next
 // item's) between them: 8 floats a step each, from float (t * 128 + k) * 8
-// for tile t of the item. With a 32 KiB L2 neither stays: block-major would
-// read B 7 more times (224 KB), panel-major A once more (128 KB), so
-// panel-major, the panel's 32 tiles sharing the next one (1 float a step).
+// for tile t of the item. With a 32 KiB L2 neither stays, and the items
+// stay block-major: panel-major would read A once more (128 KB) against B 7
+// more times (224 KB), but B's panels are prefetched a panel ahead by the
+// tiles before them, and A's blocks are not.
 // CHECK-LABEL: func.func @item_order
 // CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c16{{.*}}) step
 // CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c2
@@ -616,11 +617,10 @@ func.func @short_reduction_large_a(%a: memref<8200x16xf32>, %c: memref<8200x600x
 // CHECK: memref.prefetch
 // L2SMALL-LABEL: func.func @item_order
 // L2SMALL: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c16{{.*}}) step
-// L2SMALL: %[[PANEL:.*]] = arith.divui %[[ITEM]], %c8
-// L2SMALL: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c8
+// L2SMALL: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c2
+// L2SMALL: %[[PANEL:.*]] = arith.remui %[[ITEM]], %c2
 // L2SMALL: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
 // L2SMALL: scf.for %[[K:.*]] = %{{.*}} to %c128
-// L2SMALL: arith.muli %[[TILE]], %c128
 // L2SMALL: memref.prefetch
 memref.global "private" constant @__constant_w_order : memref<128x64xf32> = dense<1.0>
 // EXPLAIN: remark: matmul: 256 x 128 x 64 (M x K x N); {{.*}}; 16 work items: 2 panels x 8 groups of up to 4 row tiles, row-tile-major
