@@ -748,14 +748,8 @@ private:
           acc[r] =
               accumulate(acc[r], v, weights.empty() ? Value() : weights[t]);
       }
-      for (int64_t r = 0; r < rows; ++r) {
-        Value column = add(out, r * l.outWidth);
-        Value y = acc[r];
-        if (epilogue)
-          y = epilogue->apply(b, loc, y, plane, column,
-                              kept == lanes ? Value() : mask(kept));
-        store(y, target, {plane, column}, kept);
-      }
+      for (int64_t r = 0; r < rows; ++r)
+        storeOutput(acc[r], plane, add(out, r * l.outWidth), kept);
     };
     int64_t full = l.outWidth / lanes;
     forLoop(0, full, [&](Value c) { column(mul(c, lanes), lanes); });
@@ -783,12 +777,17 @@ private:
           order.push_back(lane);
       if (!llvm::equal(order, llvm::seq<int64_t>(0, lanes)))
         acc = vector::ShuffleOp::create(b, loc, acc, acc, order);
-      Value column = add(output, group.firstOutput);
-      if (epilogue)
-        acc = epilogue->apply(b, loc, acc, plane, column,
-                              kept == lanes ? Value() : mask(kept));
-      store(acc, target, {plane, column}, kept);
+      storeOutput(acc, plane, add(output, group.firstOutput), kept);
     }
+  }
+
+  /// The `kept` first lanes of `acc` to the output at `column` of `plane`,
+  /// after the epilogue.
+  void storeOutput(Value acc, Value plane, Value column, int64_t kept) {
+    if (epilogue)
+      acc = epilogue->apply(b, loc, acc, plane, column,
+                            kept == lanes ? Value() : mask(kept));
+    store(acc, target, {plane, column}, kept);
   }
 
   /// `acc` (null before the first tap) combined with tap `x`.
