@@ -205,14 +205,42 @@ bool isF32Contraction(linalg::GenericOp op, bool stridedInputs = false) {
          kiln::isDenseF32Buffer(op.getDpsInits()[0]);
 }
 
+/// Rows apart that the matrices of `value`, a [batch, rows, cols] f32 view
+/// with dense rows, start, when that is a whole number of rows more than
+/// `rows`: the matmul reads such a B in place through a view of its rows
+/// (a Winograd convolution's transformed input, its matrices spaced so
+/// that they start in different L1 sets).
+std::optional<int64_t> batchRowPitch(Value value) {
+  auto type = dyn_cast<MemRefType>(value.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || type.getRank() != 3 || !type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)))
+    return std::nullopt;
+  int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  if (strides[2] != 1 || strides[1] != cols ||
+      ShapedType::isDynamic(strides[0]) || strides[0] % cols ||
+      strides[0] / cols <= rows)
+    return std::nullopt;
+  return strides[0] / cols;
+}
+
+/// Whether the emitter reads `op`'s B in place although it is strided: a
+/// batched B whose matrices are whole rows apart (batchRowPitch).
+bool readsSpacedB(linalg::GenericOp op, const MatmulShape &shape) {
+  return shape.rhsBatched && !shape.rhsTransposed &&
+         batchRowPitch(op.getDpsInputs()[1]);
+}
+
 /// A matmul whose input is a strided f32 view (a MatMul on a column slice
 /// of its input: rows further apart than they are long) reads a dense copy
 /// of it instead, made right before, so it takes the tiled kernel (which
 /// reads dense rows) rather than scalar loops: 64 x 4096 x 1024 as four
 /// MatMuls on column slices, 850 ms -> 4.9 ms. The copy is one pass over
 /// the slice. Windowed rows copy a strided input (a slice of channels) the
-/// same way; other contractions, such as window ops, keep their views.
-void copyStridedInputs(linalg::GenericOp op) {
+/// same way; other contractions, such as window ops, keep their views. With
+/// `keepSpacedB`, B stays as it is (readsSpacedB).
+void copyStridedInputs(linalg::GenericOp op, bool keepSpacedB) {
   // Before the output's zero fill, if any: the emitter finds it (and a
   // transposing copy) right before the matmul.
   Operation *before = op;
@@ -221,7 +249,8 @@ void copyStridedInputs(linalg::GenericOp op) {
     before = fill;
   for (OpOperand *input : op.getDpsInputOperands()) {
     auto type = cast<MemRefType>(input->get().getType());
-    if (type.getLayout().isIdentity())
+    if (type.getLayout().isIdentity() ||
+        (input->getOperandNumber() == 1 && keepSpacedB))
       continue;
     OpBuilder b(before);
     auto dense = MemRefType::get(type.getShape(), type.getElementType());
@@ -498,7 +527,12 @@ public:
       staged[operand] = stagePerImage(operand);
     // [batch * rows, cols] views (free).
     lhs = flatten(staged[0] ? staged[0]->view : op.getDpsInputs()[0], 2);
-    rhs = flatten(staged[1] ? staged[1]->view : op.getDpsInputs()[1], 2);
+    if (!staged[1] && readsSpacedB(op, shape)) {
+      rhsPitch = *batchRowPitch(op.getDpsInputs()[1]);
+      rhs = rowsView(op.getDpsInputs()[1], rhsPitch);
+    } else {
+      rhs = flatten(staged[1] ? staged[1]->view : op.getDpsInputs()[1], 2);
+    }
     out = flatten(result, 2);
     if (epilogue)
       epilogue->prepare(b, loc);
@@ -866,9 +900,12 @@ private:
   }
 
   /// Where batch element `batch` starts in operand `operand`'s [batch *
-  /// rows, cols] view: 0 when it is unbatched or staged per image.
+  /// rows, cols] view (B's rows: rhsPitch a matrix when its matrices are
+  /// spaced): 0 when it is unbatched or staged per image.
   Value operandBase(unsigned operand, Value batch, int64_t rows) {
     bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
+    if (operand == 1 && rhsPitch)
+      rows = rhsPitch;
     return batched && !staged[operand] ? mul(batch, rows) : index(0);
   }
 
@@ -1064,6 +1101,27 @@ private:
       groups.back().push_back(type.getRank() - 1);
     }
     return memref::CollapseShapeOp::create(b, loc, buffer, groups);
+  }
+
+  /// `buffer` [batch, rows, cols], its matrices `pitch` rows apart, as
+  /// the [(batch - 1) * pitch + rows, cols] view of its rows: matrix b's
+  /// row r is row b * pitch + r.
+  Value rowsView(Value buffer, int64_t pitch) {
+    auto type = cast<MemRefType>(buffer.getType());
+    int64_t rows = (type.getDimSize(0) - 1) * pitch + type.getDimSize(1),
+            cols = type.getDimSize(2);
+    auto [strides, offset] = type.getStridesAndOffset();
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
+    OpFoldResult start = ShapedType::isDynamic(offset)
+                             ? OpFoldResult(metadata.getOffset())
+                             : OpFoldResult(b.getIndexAttr(offset));
+    auto viewType = MemRefType::get(
+        {rows, cols}, f32,
+        StridedLayoutAttr::get(b.getContext(), offset, {cols, 1}));
+    return memref::ReinterpretCastOp::create(
+        b, loc, viewType, metadata.getBaseBuffer(), start,
+        {b.getIndexAttr(rows), b.getIndexAttr(cols)},
+        {b.getIndexAttr(cols), b.getIndexAttr(1)});
   }
 
   Value allocPacked(int64_t tiles, int64_t width) {
@@ -1950,6 +2008,9 @@ private:
   VectorType vectorType;
   bool zeroInit = false;
   Value lhs, rhs, out;
+  /// Rows apart that B's matrices start in `rhs` when they are spaced
+  /// (batchRowPitch), else 0.
+  int64_t rhsPitch = 0;
   /// A's and B's data when they are unbatched constants (read once, packed
   /// now).
   std::optional<SmallVector<float>> lhsData, rhsData;
@@ -1978,14 +2039,14 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
     module.walk([&](linalg::GenericOp op) {
       if (std::optional<MatmulShape> shape =
               matchMatmul(op, symbols, /*stridedInputs=*/true)) {
-        copyStridedInputs(op);
+        copyStridedInputs(op, /*keepSpacedB=*/readsSpacedB(op, *shape));
         matmuls.push_back({op, *shape});
       } else if (std::optional<MatmulShape> shape =
                      matchConvMatmul(op, /*pixelsAsRows=*/false)) {
         matmuls.push_back({op, *shape});
       } else if (std::optional<MatmulShape> shape =
                      matchConvMatmul(op, /*pixelsAsRows=*/true)) {
-        copyStridedInputs(op);
+        copyStridedInputs(op, /*keepSpacedB=*/false);
         matmuls.push_back({op, *shape});
       }
     });

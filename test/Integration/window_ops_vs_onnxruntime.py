@@ -338,9 +338,11 @@ def winograd():
     # filters transformed at compile time): 32 -> 48 channels at 36x36 (18
     # tiles per row: one whole vector and a masked one), ReLU on the output
     # transform's registers; 48 -> 48 with a residual add (a 1x1
-    # convolution) and ReLU; no padding, 34x34 (17 tiles per row); then
-    # asymmetric pads and an odd output (33x33: the last tile row and column
-    # computed and dropped, the epilogue as its own pass).
+    # convolution) and ReLU; no padding, 34x34 (17 tiles per row; 48
+    # channels of 256 tiles, 48 KiB a transformed matrix: written with a
+    # spare channel, which the matmul skips); then asymmetric pads and an
+    # odd output (33x33: the last tile row and column computed and dropped,
+    # the epilogue as its own pass).
     case = Case("winograd", 32, 36)
     skip = case.conv(48, 1)
     case.op("Relu", [case.conv(48, 3, pad=1, source="X")])
@@ -354,7 +356,8 @@ def winograd():
 def winograd_groups():
     # 64 channels at 56x56: one image's transformed tiles are 3.2 MB, so the
     # batch goes one image at a time (a loop writing each image's part of
-    # the result in place); the residual add and ReLU after the loop.
+    # the result in place; a spare channel after each transformed matrix);
+    # the residual add and ReLU after the loop.
     case = Case("winograd_groups", 64, 56)
     case.conv(64, 3, pad=1)
     case.op("Relu", [case.op("Add", [case.value, "X"])])

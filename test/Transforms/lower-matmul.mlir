@@ -164,6 +164,40 @@ func.func @batched(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32>, %c: memref<3
 
 // -----
 
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A batched B whose matrices are 17 rows apart, one more than they have (a
+// Winograd convolution's transformed input, spaced so that its matrices
+// start in different L1 sets): not copied, but read in place through the
+// view of its rows [(3 - 1) * 17 + 16, 32], matrix b's rows from row
+// b * 17.
+// CHECK-LABEL: func.func @spaced_b
+// CHECK-NOT: memref.copy
+// CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}:3, %{{.*}}:3 = memref.extract_strided_metadata %arg1
+// CHECK: %[[ROWS:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [0], sizes: [50, 32], strides: [32, 1] : memref<f32> to memref<50x32xf32, strided<[32, 1]>>
+// CHECK: scf.parallel
+// CHECK: %[[BATCH:.*]] = arith.divui
+// CHECK: %[[FIRST:.*]] = arith.muli %[[BATCH]], %c17
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST]], %{{.*}}
+// CHECK: vector.load %[[ROWS]][%[[ROW]], %{{.*}}] : memref<50x32xf32, strided<[32, 1]>>, vector<16xf32>
+// CHECK: vector.fma
+// EXPLAIN: remark: matmul: 8 x 16 x 32 (M x K x N, batch 3); {{.*}}; A read in place, B read in place;
+func.func @spaced_b(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32, strided<[544, 32, 1]>>, %c: memref<3x8x32xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x8x16xf32>, memref<3x16x32xf32, strided<[544, 32, 1]>>) outs(%c : memref<3x8x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>

@@ -7,7 +7,10 @@
 // tagged for kiln-lower-winograd-transforms, reducing over the tile's 4 x 4
 // values), 16 matmuls against the filters transformed at compile time
 // (U [16, O, C], a dense resource), then the output transform into [N, O,
-// 8, 2, 8, 2], viewed as the 16 x 16 output, and the bias.
+// 8, 2, 8, 2], viewed as the 16 x 16 output, and the bias. V's 16
+// matrices (16 channels x 64 tiles, 4 KiB each) would all start in the same
+// L1 set: V is written into a buffer with a spare channel, 17 x 64 floats a
+// matrix.
 // CHECK-DAG: #[[TILE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3, d2, d4 * 2 + d6, d5 * 2 + d7)>
 // CHECK-DAG: #[[UMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[VMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
@@ -16,6 +19,8 @@
 // CHECK: %[[PADDED:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: tensor<1x16x18x18xf32>
 // CHECK: %[[U:.*]] = arith.constant dense_resource<winograd_filters> : tensor<16x32x16xf32>
+// CHECK: %[[SPACED:.*]] = tensor.empty() : tensor<4x4x17x1x8x8xf32>
+// CHECK: tensor.extract_slice %[[SPACED]][0, 0, 0, 0, 0, 0] [4, 4, 16, 1, 8, 8] [1, 1, 1, 1, 1, 1]
 // CHECK: %[[V:.*]] = linalg.generic {indexing_maps = [#[[TILE]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[PADDED]], %{{.*}}, %{{.*}} : tensor<1x16x18x18xf32>, tensor<4x4xf32>, tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4x16x1x8x8xf32>) attrs = {kiln.winograd = "input"}
 // CHECK: %[[VM:.*]] = tensor.collapse_shape %[[V]] {{.*}} into tensor<16x16x64xf32>
 // CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[UMAP]], #[[VMAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[U]], %[[VM]] : tensor<16x32x16xf32>, tensor<16x16x64xf32>) outs(%{{.*}} : tensor<16x32x64xf32>)
@@ -46,6 +51,20 @@ func.func @odd_output(%x: tensor<2x16x17x15xf32>) -> tensor<2x24x15x13xf32> {
   %w = kiln.constant dense<1.0> : tensor<24x16x3x3xf32>
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x16x17x15xf32>, tensor<24x16x3x3xf32>) -> tensor<2x24x15x13xf32>
   return %0 : tensor<2x24x15x13xf32>
+}
+
+// -----
+
+// 16 channels x 100 tiles (6400 bytes a matrix): the 16 matrices already
+// start in different L1 sets, and V has no spare channel.
+// CHECK-LABEL: func.func @unspaced
+// CHECK: %[[V:.*]] = tensor.empty() : tensor<4x4x16x1x10x10xf32>
+// CHECK-NOT: tensor.extract_slice %[[V]]
+// CHECK: kiln.winograd = "input"
+func.func @unspaced(%x: tensor<1x16x20x20xf32>) -> tensor<1x16x20x20xf32> {
+  %w = kiln.constant dense<1.0> : tensor<16x16x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x16x20x20xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x20x20xf32>
+  return %0 : tensor<1x16x20x20xf32>
 }
 
 // -----
