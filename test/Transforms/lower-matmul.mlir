@@ -357,12 +357,18 @@ func.func @transposed_runtime_b(%a: memref<8x16xf32>, %b: memref<32x16xf32>, %c:
 
 // A convolution with its output channels as rows: A is the filters, a
 // constant, packed at compile time into 8-row tiles (k-major within a tile,
-// zeros in the rows past M = 3), and no copy of it is made per call.
+// zeros in the rows past M = 3), and no copy of it is made per call. Weights
+// often come from memory: each step prefetches the packed A 1024 floats
+// (4 KiB) ahead of the tile's block, clamped to its last float.
 // CHECK-LABEL: memref.global "private" constant @__constant_small_filters_packed : memref<1x2x8xf32> = dense_resource<__constant_small_filters_packed>
 // CHECK-LABEL: func.func @constant_a_packed
 // CHECK-NOT: memref.alloc
 // CHECK: %[[AP:.*]] = memref.get_global @__constant_small_filters_packed
 // CHECK: scf.for
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c1024
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %c15
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[AP]] {{\[}}[0, 1, 2]] : memref<1x2x8xf32> into memref<16xf32>
+// CHECK: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
 // CHECK: memref.load %[[AP]]
 // CHECK: vector.fma
 // CHECK: __constant_small_filters_packed: "0x040000000000803F000040400000A040000000000000000000000000000000000000000000000040000080400000C0400000000000000000000000000000000000000000"
