@@ -198,6 +198,34 @@ func.func @spaced_b(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32, strided<[544
 
 // -----
 
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// A spaced B (matrices 1025 rows apart) with a long reduction, 8 lanes: the
+// tiles read B packed per call, and the copy reads each matrix from row
+// b * 1025 of the view of its rows.
+// AVX2-LABEL: func.func @spaced_b_packed
+// AVX2-NOT: memref.copy
+// AVX2: %[[ROWS:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2049, 16], strides: [16, 1]
+// AVX2: %[[PACKED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x1024x16xf32>
+// AVX2: arith.muli %{{.*}}, %c1025
+// AVX2: vector.load %[[ROWS]]
+// AVX2: vector.store %{{.*}}, %[[PACKED]]
+func.func @spaced_b_packed(%a: memref<2x6x1024xf32>, %b: memref<2x1024x16xf32, strided<[16400, 16, 1]>>, %c: memref<2x6x16xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x6x1024xf32>, memref<2x1024x16xf32, strided<[16400, 16, 1]>>) outs(%c : memref<2x6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>
