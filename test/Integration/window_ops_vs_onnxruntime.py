@@ -312,6 +312,22 @@ def banded_strided():
     return case
 
 
+def large_inputs():
+    # Inputs of 2.4 MB (2 x 24 planes of 112 x 112), which window ops
+    # prefetch 8 KiB ahead of their layout (into the next planes, clamped at
+    # the input's end): a depthwise 3x3 / 1 (copied rows) and ReLU6, then a
+    # 3x3 / 2 (deinterleaved rows) over its result, added to a max pool of
+    # the input.
+    case = Case("large_inputs", 24, 112)
+    case.conv(24, 3, pad=1, group=24)
+    relu6(case)
+    strided = case.conv(24, 3, stride=2, pad=1, group=24)
+    pooled = case.op("MaxPool", ["X"], kernel_shape=[3, 3], strides=[2, 2],
+                     pads=[1, 1, 1, 1])
+    case.op("Add", [strided, pooled])
+    return case
+
+
 def implicit_gemm():
     # Dense convolutions as implicit GEMMs (rows >= 16 wide): 3x3 / 1 with a
     # residual add and ReLU on the registers (stored as two runs per vector
@@ -384,7 +400,8 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         depthwise_banded, banded_strided, implicit_gemm, winograd, winograd_groups,
+         depthwise_banded, banded_strided, large_inputs, implicit_gemm, winograd,
+         winograd_groups,
          pools]
 
 

@@ -100,6 +100,7 @@ func.func @narrow_planes(%x: memref<1x2x7x7xf32>, %bias: memref<2x1x1xf32>, %y: 
 // rows going to the row phase plane (row mod 2). Without an epilogue, the
 // output is stored as is.
 // CHECK-LABEL: func.func @strided
+// CHECK-NOT: memref.prefetch
 // CHECK: scf.for %[[PLANE:.*]] =
 // CHECK: arith.remui %{{.*}}, %c2
 // CHECK: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
@@ -294,5 +295,28 @@ func.func @images_not_banded(%x: memref<2x2x58x58xf32>, %w: memref<2x3x3xf32>, %
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x2x56x56xf32>)
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<2x2x58x58xf32>, memref<2x3x3xf32>) outs(%y : memref<2x2x56x56xf32>)
+  return
+}
+
+// -----
+
+// An input of 4.8 MB (2 x 48 planes of 112 x 112), larger than the 2 MiB
+// from which it is likely read from memory: every load of the layout first
+// prefetches the input 2048 floats (8 KiB) further on, into the planes the
+// task lays out next, clamped to the input's last float.
+// CHECK-LABEL: func.func @large_input_prefetched
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : memref<2x48x112x112xf32> into memref<1204224xf32>
+// CHECK: scf.parallel
+// CHECK: %[[AHEAD:.*]] = arith.addi %{{.*}}, %c2048
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[AHEAD]], %c1204223
+// CHECK: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
+// CHECK: vector.load
+// CHECK: vector.shuffle
+// AVX2-LABEL: func.func @large_input_prefetched
+// AVX2: memref.prefetch
+func.func @large_input_prefetched(%x: memref<2x48x112x112xf32>, %w: memref<48x3x3xf32>, %y: memref<2x48x55x55xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x48x55x55xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x48x112x112xf32>, memref<48x3x3xf32>) outs(%y : memref<2x48x55x55xf32>)
   return
 }
