@@ -126,8 +126,8 @@ cl::opt<int64_t> l1Ways(
     cl::init(0), cl::Hidden);
 cl::opt<int64_t> l2Bytes(
     "l2-bytes",
-    cl::desc("Tuning: bytes of a core's L2 cache the CPU matmul kernels "
-             "order their work items for; default: 2 MiB"),
+    cl::desc("Tuning: bytes of cache the CPU matmul kernels order their "
+             "work items for; default: the target's (2 MiB; 16 MiB on Zen 5)"),
     cl::init(0), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",

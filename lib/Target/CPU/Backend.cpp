@@ -272,6 +272,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   options.hasFMA = info->checkFeatures("+fma");
   options.l1Ways = l1DataWays(machine);
+  options.l2Bytes = matmulCacheBytes(machine);
   options.hasNativeBF16 = hasNativeBF16(machine);
   if (info->checkFeatures("+avx512f")) {
     options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;

@@ -18,6 +18,12 @@ int fmaLanes(const llvm::TargetMachine &machine);
 /// (Intel's since Sunny Cove, Zen 5), 8 on the others (32 KiB).
 int l1DataWays(const llvm::TargetMachine &machine);
 
+/// Bytes of cache the matmul kernels order their work items for
+/// (kiln-lower-matmul{l2-bytes}: an operand of at most half of it is read
+/// again cheaply): 16 MiB on Zen 5, whose L3 serves such re-reads fast
+/// enough; 2 MiB (a large L2) elsewhere.
+int64_t matmulCacheBytes(const llvm::TargetMachine &machine);
+
 /// Whether the CPU rounds f32 to bf16 in one instruction (AVX512-BF16,
 /// AVX-NE-CONVERT); Zen 3 and Intel's cores before Cooper Lake do not.
 bool hasNativeBF16(const llvm::TargetMachine &machine);
