@@ -175,11 +175,12 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "reads in place evict each other when their pitch is a multiple "
            "of 2 KiB, and A is packed on every call instead">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"2097152",
-           "Bytes of a core's L2 cache, which orders a matmul's work items: "
-           "an operand that fits in half of it (along C's rows, a quarter) "
-           "is read again from L2 rather than the other read again from "
-           "further away (2 MiB: the Sapphire/Emerald Rapids cores it was "
-           "measured on)">,
+           "Bytes of cache a matmul's work items are ordered for: an "
+           "operand that fits in half of it (along C's rows, a quarter) is "
+           "read again rather than the other read again from further away "
+           "(2 MiB: the L2 of the Sapphire/Emerald Rapids cores it was "
+           "measured on; kiln-compile gives Zen 5, whose L3 serves such "
+           "re-reads fast, 16 MiB)">,
     Option<"kUnroll", "k-unroll", "int64_t", /*default=*/"1",
            "Steps of k per iteration of a tile's k loop (the rest in a "
            "loop of single steps): the loop's counter, branch and the "
