@@ -1723,15 +1723,8 @@ private:
   /// consecutive tiles follow each other, so the stream runs on into the
   /// next tile's.
   void prefetchPackedA(Value k) {
-    auto type = cast<MemRefType>(packedA.getType());
-    Value offset = add(add(*packedABlock, mul(k, mr)), kPackedAPrefetchFloats);
-    Value clamped = arith::MinUIOp::create(b, loc, offset,
-                                           index(type.getNumElements() - 1));
-    Value floats = memref::CollapseShapeOp::create(
-        b, loc, packedA, SmallVector<ReassociationIndices>{{0, 1, 2}});
-    memref::PrefetchOp::create(b, loc, floats, ValueRange{clamped},
-                               /*isWrite=*/false, /*localityHint=*/3,
-                               /*isDataCache=*/true);
+    prefetchPackedFloat(
+        packedA, add(add(*packedABlock, mul(k, mr)), kPackedAPrefetchFloats));
   }
 
   /// A slice of the reduction: steps [begin, begin + steps) of k.
@@ -1783,12 +1776,19 @@ private:
       base = add(base, begin * nr);
       step = arith::SubIOp::create(b, loc, k, index(begin));
     }
-    Value offset = add(
-        base, mul(add(mul(share.tile, reductionSlice.steps), step), perStep));
+    prefetchPackedFloat(
+        packedB, add(base, mul(add(mul(share.tile, reductionSlice.steps), step),
+                               perStep)));
+  }
+
+  /// Prefetches float `offset` of the [tiles, K, width] buffer `packed`
+  /// (clamped to its last float).
+  void prefetchPackedFloat(Value packed, Value offset) {
+    auto type = cast<MemRefType>(packed.getType());
     Value clamped = arith::MinUIOp::create(b, loc, offset,
-                                           index(nPanels * panelFloats - 1));
+                                           index(type.getNumElements() - 1));
     Value floats = memref::CollapseShapeOp::create(
-        b, loc, packedB, SmallVector<ReassociationIndices>{{0, 1, 2}});
+        b, loc, packed, SmallVector<ReassociationIndices>{{0, 1, 2}});
     memref::PrefetchOp::create(b, loc, floats, ValueRange{clamped},
                                /*isWrite=*/false, /*localityHint=*/3,
                                /*isDataCache=*/true);
