@@ -127,7 +127,8 @@ cl::opt<int64_t> l1Ways(
 cl::opt<int64_t> l2Bytes(
     "l2-bytes",
     cl::desc("Tuning: bytes of cache the CPU matmul kernels order their "
-             "work items for; default: the target's (2 MiB; 16 MiB on Zen 5)"),
+             "work items for; default: the target's (twice a core's L2; "
+             "16 MiB on Zen 5)"),
     cl::init(0), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",

@@ -178,9 +178,10 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "Bytes of cache a matmul's work items are ordered for: an "
            "operand that fits in half of it (along C's rows, a quarter) is "
            "read again rather than the other read again from further away "
-           "(2 MiB: the L2 of the Sapphire/Emerald Rapids cores it was "
-           "measured on; kiln-compile gives Zen 5, whose L3 serves such "
-           "re-reads fast, 16 MiB)">,
+           "(kiln-compile gives the target's: twice a core's L2, 2 MiB on "
+           "Zen 4 and 4 MiB on Intel's server cores, the host's own when "
+           "compiling for it; 16 MiB on Zen 5, whose L3 serves such "
+           "re-reads fast)">,
     Option<"kUnroll", "k-unroll", "int64_t", /*default=*/"1",
            "Steps of k per iteration of a tile's k loop (the rest in a "
            "loop of single steps): the loop's counter, branch and the "

@@ -21,7 +21,57 @@ int fmaLanes(const llvm::TargetMachine &machine) {
   return 2; // SSE: a 4-lane multiply and add, no fusion
 }
 
+namespace {
+
+/// Whether `machine` compiles for the CPU kiln runs on (--mcpu=native, or
+/// the host's own name): its caches can then be read off the host.
+bool targetsHost(const llvm::TargetMachine &machine) {
+  return machine.getTargetCPU() == llvm::sys::getHostCPUName();
+}
+
+/// A sysfs cache attribute ("48K", "2048K", "12"): its value in units
+/// (a K or M suffix scales it), or nullopt.
+std::optional<int64_t> readCacheNumber(const llvm::Twine &path) {
+  auto buffer = llvm::MemoryBuffer::getFileAsStream(path);
+  if (!buffer)
+    return std::nullopt;
+  llvm::StringRef text = (*buffer)->getBuffer().trim();
+  int64_t scale = 1;
+  if (text.consume_back("K"))
+    scale = 1024;
+  else if (text.consume_back("M"))
+    scale = 1024 * 1024;
+  int64_t value;
+  if (text.getAsInteger(10, value) || value <= 0)
+    return std::nullopt;
+  return value * scale;
+}
+
+} // namespace
+
+std::optional<CacheLevel> hostDataCache(int level, llvm::StringRef cpuDir) {
+  for (int index = 0;; ++index) {
+    std::string dir = (cpuDir + "/cache/index" + llvm::Twine(index)).str();
+    std::optional<int64_t> entryLevel = readCacheNumber(dir + "/level");
+    if (!entryLevel)
+      return std::nullopt;
+    auto type = llvm::MemoryBuffer::getFileAsStream(dir + "/type");
+    if (*entryLevel != level || !type ||
+        (*type)->getBuffer().trim() == "Instruction")
+      continue;
+    std::optional<int64_t> bytes = readCacheNumber(dir + "/size");
+    std::optional<int64_t> ways =
+        readCacheNumber(dir + "/ways_of_associativity");
+    if (!bytes || !ways)
+      return std::nullopt;
+    return CacheLevel{*bytes, static_cast<int>(*ways)};
+  }
+}
+
 int l1DataWays(const llvm::TargetMachine &machine) {
+  if (targetsHost(machine))
+    if (std::optional<CacheLevel> l1 = hostDataCache(1))
+      return l1->ways;
   // LLVM's names for them (-mcpu); hybrid parts by their performance cores
   // (their efficiency cores have 8 ways).
   static constexpr llvm::StringLiteral twelveWays[] = {
@@ -34,19 +84,38 @@ int l1DataWays(const llvm::TargetMachine &machine) {
 }
 
 int64_t matmulCacheBytes(const llvm::TargetMachine &machine) {
-  // Zen 5 (1 MiB L2, 32 MiB L3 per CCD): 16 MiB rather than 2, so that an
-  // operand of up to 8 MiB (a quarter of L3) counts as cheap to read
-  // again. A 128-row A of 1.5 MB is then read again per panel of B from L3
-  // rather than B (9.4 MB) per block of rows, over the whole of k: 128 x
-  // 3072 x 768 in the BERT layer 3.22 -> 2.79 ms (1 thread, per kernel),
-  // alone 2.78 -> 2.70 (1 thread), 1.52 -> 1.41 (2); BERT layer b1 9.45 ->
-  // 8.78 ms (1 thread), 4.76 -> 4.65 (2), b8 75.3 -> 72.6; GPT-2 block b1
-  // 9.41 -> 8.97, 5.20 -> 4.99; ResNet-style b1 6.84 -> 6.71; MobileNetV2,
-  // the MLP and the square GEMMs within 1% (interleaved rounds, medians).
-  // 8 MiB made 1024^3 panel-major in slices of k, 5% slower. Not measured
-  // on Zen 4.
   constexpr int64_t kMiB = 1024 * 1024;
-  return machine.getTargetCPU() == "znver5" ? 16 * kMiB : 2 * kMiB;
+  // Zen 5 (1 MiB L2, 32 MiB L3 per CCD): 16 MiB, so that an operand of up
+  // to 8 MiB (a quarter of L3) counts as cheap to read again. A 128-row A
+  // of 1.5 MB is then read again per panel of B from L3 rather than B (9.4
+  // MB) per block of rows, over the whole of k: 128 x 3072 x 768 in the
+  // BERT layer 3.22 -> 2.79 ms (1 thread, per kernel), alone 2.78 -> 2.70
+  // (1 thread), 1.52 -> 1.41 (2); BERT layer b1 9.45 -> 8.78 ms (1
+  // thread), 4.76 -> 4.65 (2), b8 75.3 -> 72.6; GPT-2 block b1 9.41 ->
+  // 8.97, 5.20 -> 4.99; ResNet-style b1 6.84 -> 6.71; MobileNetV2, the MLP
+  // and the square GEMMs within 1% (interleaved rounds, medians). 8 MiB
+  // made 1024^3 panel-major in slices of k, 5% slower.
+  if (machine.getTargetCPU() == "znver5")
+    return 16 * kMiB;
+  // Elsewhere twice a core's L2, so that an operand of up to the L2's size
+  // counts as cheap to read again; an L3 shared by dozens of cores is not
+  // (it serves one core at about DRAM speed). Intel's server cores have 2
+  // MiB of L2: on a Granite Rapids-class host (L3 ~22 GB/s per core) 128 x
+  // 3072 x 768 read its 9.4 MB of B again per block of rows within 2 MiB,
+  // 4.24 ms (1 thread) and 2.08 (2); within 4 MiB A (1.5 MB) stays in L2
+  // and is read again per panel of B in 2 slices of k: 2.83 and 1.44 (91%
+  // and 89% of peak); BERT layer b1 10.07 -> 9.12 ms, 4.97 -> 4.70; GPT-2
+  // block b1 10.12 -> 9.17, 5.07 -> 4.77; the MLP, ResNet and MobileNetV2
+  // within 1%.
+  int64_t l2 = kMiB;
+  static constexpr llvm::StringLiteral twoMiBL2[] = {
+      "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d"};
+  if (llvm::is_contained(twoMiBL2, machine.getTargetCPU()))
+    l2 = 2 * kMiB;
+  if (targetsHost(machine))
+    if (std::optional<CacheLevel> hostL2 = hostDataCache(2))
+      l2 = hostL2->bytes;
+  return 2 * l2;
 }
 
 bool hasNativeBF16(const llvm::TargetMachine &machine) {
@@ -142,8 +211,7 @@ llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
   threads = std::max(threads, 1);
   if (!machineFile.empty())
     return readMachineFile(machineFile, threads);
-  bool host = machine.getTargetCPU() == llvm::sys::getHostCPUName();
-  double ghz = host ? hostGHz() : kDefaultGHz;
+  double ghz = targetsHost(machine) ? hostGHz() : kDefaultGHz;
   Roofline roofline;
   roofline.threads = threads;
   roofline.peakGflops = 2 * fmaLanes(machine) * 2 * ghz * threads;

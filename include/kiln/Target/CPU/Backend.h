@@ -99,8 +99,8 @@ struct CodegenOptions {
   /// Ways of a core's L1 data cache, which decides whether A is packed
   /// (kiln-lower-matmul{l1-ways}).
   int64_t l1Ways = 8;
-  /// Bytes of cache the matmuls' work items are ordered for: a core's L2,
-  /// or more where L3 serves re-reads fast (matmulCacheBytes,
+  /// Bytes of cache the matmuls' work items are ordered for: twice a
+  /// core's L2, or more where L3 serves re-reads fast (matmulCacheBytes,
   /// kiln-lower-matmul{l2-bytes}).
   int64_t l2Bytes = 2 * 1024 * 1024;
   /// Steps of k per iteration of a matmul tile's k loop

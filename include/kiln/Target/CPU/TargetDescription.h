@@ -8,20 +8,36 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Target/TargetMachine.h"
 
+#include <optional>
+
 namespace kiln::cpu {
 
 /// f32 lanes of one FMA pipe: 16 with AVX-512, except on Zen 4, which
 /// executes 512-bit ops on 256-bit pipes; 8 with AVX2 and FMA.
 int fmaLanes(const llvm::TargetMachine &machine);
 
-/// Ways of a core's L1 data cache: 12 on the cores with 48 KiB of it
-/// (Intel's since Sunny Cove, Zen 5), 8 on the others (32 KiB).
+/// A core's data (or unified) cache at one level.
+struct CacheLevel {
+  int64_t bytes;
+  int ways;
+};
+
+/// The host's cache of `level` (1: L1 data, 2: L2) as Linux reports it
+/// under `cpuDir` (its cache/indexN folders), or nullopt.
+std::optional<CacheLevel>
+hostDataCache(int level,
+              llvm::StringRef cpuDir = "/sys/devices/system/cpu/cpu0");
+
+/// Ways of a core's L1 data cache: the host's when compiling for it;
+/// otherwise 12 on the cores with 48 KiB of it (Intel's since Sunny Cove,
+/// Zen 5), 8 on the others (32 KiB).
 int l1DataWays(const llvm::TargetMachine &machine);
 
 /// Bytes of cache the matmul kernels order their work items for
 /// (kiln-lower-matmul{l2-bytes}: an operand of at most half of it is read
 /// again cheaply): 16 MiB on Zen 5, whose L3 serves such re-reads fast
-/// enough; 2 MiB (a large L2) elsewhere.
+/// enough; elsewhere twice a core's L2 (the host's when compiling for it;
+/// 2 MiB for Intel's server cores since Sapphire Rapids, else 1 MiB).
 int64_t matmulCacheBytes(const llvm::TargetMachine &machine);
 
 /// Whether the CPU rounds f32 to bf16 in one instruction (AVX512-BF16,
