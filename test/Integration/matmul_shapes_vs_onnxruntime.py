@@ -125,6 +125,12 @@ CASES = [
     # and per batch element 3 (the last 704 long).
     ("long_k_slices", [40, 2048], [2048, 100], True, True),
     ("long_k_slices_runtime_b", [2, 24, 2048], [2, 2048, 72], False, False),
+    # Long reductions numbered swept-major (with a 512 KiB or a 4 KiB L2
+    # neither A nor B stays in it): 2 slices of k (544, the last 556), the
+    # blocks of row tiles planned for a slice, the ragged row tile in the
+    # last block; with the epilogue on the last slice, and per batch element.
+    ("long_k_swept_slices", [200, 1100], [1100, 100], True, True),
+    ("long_k_swept_slices_runtime_b", [2, 96, 1100], [2, 1100, 72], False, False),
 ]
 
 # (name, A shape, B shape, B constant, first column of A in the wider input):

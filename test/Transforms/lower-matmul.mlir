@@ -1086,6 +1086,46 @@ func.func @sliced_streams(%a: memref<16x1024xf32>, %c: memref<16x64xf32>) {
 
 // -----
 
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Slices of k numbered swept-major: with a 1 MiB L2 neither A (768 KiB)
+// nor B (768 KiB) stays in it, so every block of row tiles reads all of B
+// again, and a block over the whole of k (1536) would hold 5 row tiles
+// (256 KiB of A): k is cut into 2 slices of 768, the blocks planned for a
+// slice (up to 10 tiles; 4 groups of 4 for enough work items), each slice
+// one parallel loop whose item is (group = item / 4 panels, panel = item
+// mod 4). With 2 MiB both stay: one loop over the whole of k.
+// SLICEB-LABEL: func.func @swept_slices
+// SLICEB: scf.for %{{.*}} = %c768{{.*}} to %c1536{{.*}} step %{{.*}} iter_args
+// SLICE-LABEL: func.func @swept_slices
+// SLICE: scf.parallel (%[[ITEM:.*]]) = (%{{.*}}) to (%c16{{.*}})
+// SLICE: arith.divui %[[ITEM]], %c4
+// SLICE: arith.remui %[[ITEM]], %c4
+// SLICE: scf.for %{{.*}} = %c0{{.*}} to %c768{{.*}} step %{{.*}} iter_args
+// SLICE: scf.parallel
+// SLICE: scf.for %{{.*}} = %c768{{.*}} to %c1536{{.*}} step %{{.*}} iter_args
+// CHECK-LABEL: func.func @swept_slices
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c1536{{.*}} step %{{.*}} iter_args
+// CHECK-NOT: scf.for %{{.*}} = %c768
+// EXPLAIN: remark: matmul: 128 x 1536 x 128 (M x K x N); {{.*}}; 16 work items: 4 panels x 4 groups of up to 4 row tiles, row-tile-major{{$}}
+// EXPLAIN-SLICE: remark: matmul: 128 x 1536 x 128 (M x K x N); tile 4 x 24 {{.*}}; 18 work items: 6 panels x 3 groups of up to 11 row tiles, row-tile-major; k in 2 slices of 768{{$}}
+func.func @swept_slices(%a: memref<128x1536xf32>, %w: memref<1536x128xf32>,
+                        %c: memref<128x128xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<128x1536xf32>, memref<1536x128xf32>) outs(%c : memref<128x128xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #x = affine_map<(p, o, c, kh, kw) -> (c, (p floordiv 3) * 14 + (p mod 3) * 2 + kh * 7 + kw)>
 #w = affine_map<(p, o, c, kh, kw) -> (o, c, kh, kw)>
 #t = affine_map<(p, o, c, kh, kw) -> (p, o)>
