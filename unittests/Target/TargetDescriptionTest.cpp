@@ -34,6 +34,15 @@ protected:
     write(dir, "ways_of_associativity", ways);
   }
 
+  /// Expects the host cache of `level` under `root` to be `bytes` large
+  /// with `ways` ways.
+  void expectCache(int level, int64_t bytes, int ways) {
+    std::optional<CacheLevel> cache = hostDataCache(level, root);
+    ASSERT_TRUE(cache) << "no level " << level << " cache";
+    EXPECT_EQ(cache->bytes, bytes);
+    EXPECT_EQ(cache->ways, ways);
+  }
+
   llvm::SmallString<128> root;
 
 private:
@@ -54,27 +63,16 @@ TEST_F(FakeCpuDir, ReadsDataCachesAndSkipsInstructionCaches) {
   addCache(1, "1", "Instruction", "64K", "16");
   addCache(2, "2", "Unified", "2048K", "16");
   addCache(3, "3", "Unified", "516096K", "16");
-  std::optional<CacheLevel> l1 = hostDataCache(1, root);
-  ASSERT_TRUE(l1);
-  EXPECT_EQ(l1->bytes, 48 * 1024);
-  EXPECT_EQ(l1->ways, 12);
-  std::optional<CacheLevel> l2 = hostDataCache(2, root);
-  ASSERT_TRUE(l2);
-  EXPECT_EQ(l2->bytes, 2 * 1024 * 1024);
-  EXPECT_EQ(l2->ways, 16);
+  expectCache(1, 48 * 1024, 12);
+  expectCache(2, 2 * 1024 * 1024, 16);
 }
 
 TEST_F(FakeCpuDir, InstructionCacheFirstAndMegabyteSizes) {
   addCache(0, "1", "Instruction", "32K", "8");
   addCache(1, "1", "Data", "32K", "8");
   addCache(2, "2", "Unified", "1M", "8");
-  std::optional<CacheLevel> l1 = hostDataCache(1, root);
-  ASSERT_TRUE(l1);
-  EXPECT_EQ(l1->bytes, 32 * 1024);
-  EXPECT_EQ(l1->ways, 8);
-  std::optional<CacheLevel> l2 = hostDataCache(2, root);
-  ASSERT_TRUE(l2);
-  EXPECT_EQ(l2->bytes, 1024 * 1024);
+  expectCache(1, 32 * 1024, 8);
+  expectCache(2, 1024 * 1024, 8);
 }
 
 TEST_F(FakeCpuDir, MissingOrMalformedLevelsAreNone) {
