@@ -62,11 +62,9 @@ using namespace mlir;
 namespace {
 
 /// How far ahead (in floats: 8 KiB) the layout of a plane prefetches its
-/// input, and the smallest input (all its planes) it does so for: smaller
-/// ones are mostly still in L2 or L3 from the op that wrote them, where the
-/// prefetches only cost (prefetchInput).
+/// input (prefetchInput; the smallest input it does so for is the pass
+/// option prefetch-min-bytes).
 constexpr int64_t kLayoutPrefetchFloats = 2048;
-constexpr int64_t kLayoutPrefetchMinBytes = 2 << 20;
 
 /// Most vectors one group of output rows may take (unrolled code).
 constexpr int64_t kMaxGroupVectors = 16;
@@ -204,9 +202,10 @@ class WindowEmitter {
 public:
   WindowEmitter(linalg::LinalgOp op, WindowKind kind,
                 DenseIntElementsAttr strides, DenseIntElementsAttr dilations,
-                int64_t lanes)
+                int64_t lanes, int64_t prefetchMinBytes)
       : op(op), kind(kind), strides(strides), dilations(dilations),
-        lanes(lanes), b(op), loc(op.getLoc()) {}
+        lanes(lanes), prefetchMinBytes(prefetchMinBytes), b(op),
+        loc(op.getLoc()) {}
 
   /// Replaces the op with the vector kernel, or leaves it (to the generic
   /// loop lowering) when it is not a case the kernel handles.
@@ -452,7 +451,8 @@ private:
     source = planeView(input.source);
     auto sourceType = cast<MemRefType>(source.getType());
     prefetchesInput =
-        sourceType.getNumElements() * 4 >= kLayoutPrefetchMinBytes &&
+        prefetchMinBytes > 0 &&
+        sourceType.getNumElements() * 4 >= prefetchMinBytes &&
         memref::CollapseShapeOp::isGuaranteedCollapsible(sourceType, {{0, 1}});
     if (prefetchesInput)
       flatSource = memref::CollapseShapeOp::create(
@@ -658,7 +658,8 @@ private:
   /// in MobileNetV2 b8 3.10 -> 2.58 (its window ops 10-36% faster, the
   /// model ~4%); ResNet-style b1's max pool over 3.2 MB 294 -> 228 us.
   /// MobileNetV2 b1's 3x3 layers over 1.6-1.8 MB, still in the caches,
-  /// ran 8-15% slower with it (hence kLayoutPrefetchMinBytes).
+  /// ran 8-15% slower with it (hence prefetch-min-bytes). Intel's cores
+  /// do not take it (kiln::cpu::windowPrefetchMinBytes).
   void prefetchInput(Value plane, Value at) {
     if (!prefetchesInput)
       return;
@@ -860,7 +861,7 @@ private:
   linalg::LinalgOp op;
   WindowKind kind;
   DenseIntElementsAttr strides, dilations;
-  int64_t lanes;
+  int64_t lanes, prefetchMinBytes;
   OpBuilder b;
   Location loc;
   Type f32;
@@ -891,15 +892,15 @@ struct LowerWindowOpsPass
     for (Operation *op : ops) {
       if (auto conv = dyn_cast<linalg::DepthwiseConv2DNchwChwOp>(op))
         WindowEmitter(conv, WindowKind::DepthwiseConv, conv.getStrides(),
-                      conv.getDilations(), lanes)
+                      conv.getDilations(), lanes, prefetchMinBytes)
             .run();
       else if (auto pool = dyn_cast<linalg::PoolingNchwMaxOp>(op))
         WindowEmitter(pool, WindowKind::MaxPool, pool.getStrides(),
-                      pool.getDilations(), lanes)
+                      pool.getDilations(), lanes, prefetchMinBytes)
             .run();
       else if (auto pool = dyn_cast<linalg::PoolingNchwSumOp>(op))
         WindowEmitter(pool, WindowKind::SumPool, pool.getStrides(),
-                      pool.getDilations(), lanes)
+                      pool.getDilations(), lanes, prefetchMinBytes)
             .run();
     }
   }

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --kiln-lower-window-ops --canonicalize -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-lower-window-ops="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: kiln-opt %s --kiln-lower-window-ops="prefetch-min-bytes=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: kiln-opt %s --kiln-lower-window-ops="prefetch-min-bytes=8388608" --canonicalize -split-input-file | FileCheck %s --check-prefix=NONE
 
 // 7x7 planes, 3x3, stride 1, the input zero-padded by a tensor.pad (alloc,
 // fill, copy into a subview): the copy goes, each plane is copied from the
@@ -314,6 +316,11 @@ func.func @images_not_banded(%x: memref<2x2x58x58xf32>, %w: memref<2x3x3xf32>, %
 // CHECK: vector.shuffle
 // AVX2-LABEL: func.func @large_input_prefetched
 // AVX2: memref.prefetch
+// With prefetch-min-bytes=0 (Intel's cores) or above its 4.8 MB, none.
+// NONE-LABEL: func.func @large_input_prefetched
+// NONE-NOT: memref.prefetch
+// NONE: vector.shuffle
+// NONE-NOT: memref.prefetch
 func.func @large_input_prefetched(%x: memref<2x48x112x112xf32>, %w: memref<48x3x3xf32>, %y: memref<2x48x55x55xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x48x55x55xf32>)

@@ -223,6 +223,11 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "f32 lanes of a vector register (16: AVX-512, 8: AVX2)">,
+    Option<"prefetchMinBytes", "prefetch-min-bytes", "int64_t",
+           /*default=*/"2097152",
+           "The smallest input (all its planes, bytes) whose plane layout "
+           "prefetches it 8 KiB ahead; 0: none (kiln-compile gives the "
+           "target's: 2 MiB, none on Intel's cores)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

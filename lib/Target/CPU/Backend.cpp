@@ -222,7 +222,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       options.l2Bytes, options.matmulKUnroll,
       options.explainMatmuls ? "true" : "false");
   std::string windowOps =
-      llvm::formatv("kiln-lower-window-ops{{lanes={0}}", options.vectorLanes);
+      llvm::formatv("kiln-lower-window-ops{{lanes={0} prefetch-min-bytes={1}}",
+                    options.vectorLanes, options.windowPrefetchMinBytes);
   std::string winograd = llvm::formatv(
       "kiln-lower-winograd-transforms{{lanes={0}}", options.vectorLanes);
   std::string rowCopies = llvm::formatv("kiln-vectorize-row-copies{{lanes={0}}",
@@ -273,6 +274,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   options.hasFMA = info->checkFeatures("+fma");
   options.l1Ways = l1DataWays(machine);
   options.l2Bytes = matmulCacheBytes(machine);
+  options.windowPrefetchMinBytes = windowPrefetchMinBytes(machine);
   options.hasNativeBF16 = hasNativeBF16(machine);
   if (info->checkFeatures("+avx512f")) {
     options.halfRateVectors = fmaLanes(machine) < options.vectorLanes;

@@ -103,6 +103,9 @@ struct CodegenOptions {
   /// core's L2, or more where L3 serves re-reads fast (matmulCacheBytes,
   /// kiln-lower-matmul{l2-bytes}).
   int64_t l2Bytes = 2 * 1024 * 1024;
+  /// The smallest input the window ops' plane layouts prefetch; 0: none
+  /// (windowPrefetchMinBytes, kiln-lower-window-ops{prefetch-min-bytes}).
+  int64_t windowPrefetchMinBytes = 2 * 1024 * 1024;
   /// Steps of k per iteration of a matmul tile's k loop
   /// (kiln-lower-matmul{k-unroll}).
   int64_t matmulKUnroll = 1;

@@ -40,6 +40,12 @@ int l1DataWays(const llvm::TargetMachine &machine);
 /// 2 MiB for Intel's server cores since Sapphire Rapids, else 1 MiB).
 int64_t matmulCacheBytes(const llvm::TargetMachine &machine);
 
+/// The smallest input (bytes) the depthwise convolutions' and pools' plane
+/// layouts prefetch (kiln-lower-window-ops{prefetch-min-bytes}): 2 MiB, 0
+/// (none) on Intel's cores, whose L2 streamer runs ahead of the layout by
+/// itself.
+int64_t windowPrefetchMinBytes(const llvm::TargetMachine &machine);
+
 /// Whether the CPU rounds f32 to bf16 in one instruction (AVX512-BF16,
 /// AVX-NE-CONVERT); Zen 3 and Intel's cores before Cooper Lake do not.
 bool hasNativeBF16(const llvm::TargetMachine &machine);
