@@ -47,7 +47,7 @@
 // AVX2: vector.fma {{.*}} : vector<8xf32>
 memref.global "private" constant @__constant_w : memref<512x40xf32> = dense<1.0>
 // explain=true: one remark per lowered matmul, at the matmul.
-// EXPLAIN: lower-matmul.mlir:[[@LINE+6]]:3: remark: matmul: 10 x 512 x 40 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A packed per call, B packed at compile time; 4 work items: 2 panels x 2 groups of up to 1 row tile, row-tile-major
+// EXPLAIN: lower-matmul.mlir:[[@LINE+6]]:3: remark: matmul: 10 x 512 x 40 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A packed per call, B packed at compile time; 4 work items: 2 panels x 2 groups of up to 1 row tile, panel-major
 // EXPLAIN-SLICE: remark: matmul: 10 x 512 x 40 (M x K x N); tile 4 x 24 (3 x 8 lanes), 4 steps of k an iteration; A read in place, B packed at compile time;
 func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -76,9 +76,9 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // tiles bring in all of it. The 2
 // panels would be 2 work items; the row tiles are split so there are 4 (as
 // close to kMinWorkItems, 16, as the tiles allow). This is panel-major
-// order, which a 32 KiB L2 gives (B, 32 KB, would not stay in it); with 2
-// MiB, the items are block-major and each item's one tile prefetches all
-// of the next panel (32 floats a step).
+// order: with a 32 KiB L2, B (32 KB) would not stay in it; with 2 MiB both
+// operands would, and B is the larger one, which a thread's range of
+// panels then reads only its share of.
 // CHECK-LABEL: func.func @streams_next_panel
 // CHECK: arith.muli %{{.*}}, %c32
 // CHECK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
@@ -98,13 +98,15 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // L2SMALL: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
 // L2SMALL: vector.load %[[BP]]
 // On AVX2 (2 MiB L2), 16-float panels under 2 full row tiles of 6 (and one
-// of 4), one tile an item, block-major: 16 floats a step.
+// of 4, which does not stream), one tile an item, 4 panels x 3 groups,
+// panel-major: the 2 full tiles share the next panel, 8 floats a step.
 // AVX2-LABEL: func.func @streams_next_panel
-// AVX2: %[[INITEM:.*]] = arith.subi
+// AVX2: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c12{{.*}}) step
+// AVX2: scf.for %[[TILE:.*]] = %{{.*}} to %{{.*}} step
 // AVX2: arith.muli %{{.*}}, %c2048
-// AVX2: %[[SHARE:.*]] = arith.muli %[[INITEM]], %c128
+// AVX2: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
 // AVX2: %[[STEP:.*]] = arith.addi %[[SHARE]]
-// AVX2: arith.muli %[[STEP]], %c16
+// AVX2: arith.muli %[[STEP]], %c8
 // AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
 memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
 func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
@@ -697,6 +699,36 @@ func.func @item_order(%a: memref<256x128xf32>, %c: memref<256x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<256x128xf32>, memref<128x64xf32>) outs(%c : memref<256x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Both operands stay in L2 (2 MiB), and B (128 KB) is larger than A (32
+// KB): each thread reads all of the operand its range does not split, so
+// the range is one of B's panels (panel-major): 8 panels x 2 groups of 4
+// row tiles (a 1x1 convolution at 7x7 or 14x14 whose filters outweigh its
+// input). @item_order above, A the larger, is block-major.
+// CHECK-LABEL: func.func @item_order_larger_b
+// CHECK: scf.parallel (%[[ITEM:.*]]) = (%c0{{.*}}) to (%c16{{.*}}) step
+// CHECK: %[[PANEL:.*]] = arith.divui %[[ITEM]], %c2
+// CHECK: %[[GROUP:.*]] = arith.remui %[[ITEM]], %c2
+memref.global "private" constant @__constant_w_larger : memref<128x256xf32> = dense<1.0>
+// EXPLAIN: remark: matmul: 64 x 128 x 256 (M x K x N); {{.*}}; 16 work items: 8 panels x 2 groups of up to 4 row tiles, panel-major
+func.func @item_order_larger_b(%a: memref<64x128xf32>, %c: memref<64x256xf32>) {
+  %w = memref.get_global @__constant_w_larger : memref<128x256xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x128xf32>, memref<128x256xf32>) outs(%c : memref<64x256xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
