@@ -73,7 +73,8 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // Compile-time packed B in 2 panels under 2 full row tiles: at step k, tile
 // t prefetches its share of the next panel (clamped to the last), ceil(32 /
 // 2) = 16 floats a step from float (t * 128 + k) * 16 of it, so the two
-// tiles bring in all of it. The 2
+// tiles bring in all of it, into L2 (locality 1: it is read a panel
+// later, after it would have left L1). The 2
 // panels would be 2 work items; the row tiles are split so there are 4 (as
 // close to kMinWorkItems, 16, as the tiles allow). This is panel-major
 // order: with a 32 KiB L2, B (32 KB) would not stay in it; with 2 MiB both
@@ -81,7 +82,7 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // panels then reads only its share of.
 // CHECK-LABEL: func.func @streams_next_panel
 // CHECK: arith.muli %{{.*}}, %c32
-// CHECK: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
+// CHECK: memref.prefetch %{{.*}}, read, locality<1>, data : memref<8192xf32>
 // L2SMALL-LABEL: func.func @streams_next_panel
 // L2SMALL: %[[BP:.*]] = memref.get_global @__constant_w2_packed : memref<2x128x32xf32>
 // L2SMALL: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c4{{.*}})
@@ -95,7 +96,7 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // L2SMALL: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[SCALED]]
 // L2SMALL: %[[CLAMPED:.*]] = arith.minui %[[OFFSET]], %c8191
 // L2SMALL: %[[FLAT:.*]] = memref.collapse_shape %[[BP]] {{\[}}[0, 1, 2]] : memref<2x128x32xf32> into memref<8192xf32>
-// L2SMALL: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<3>, data
+// L2SMALL: memref.prefetch %[[FLAT]][%[[CLAMPED]]], read, locality<1>, data
 // L2SMALL: vector.load %[[BP]]
 // On AVX2 (2 MiB L2), 16-float panels under 2 full row tiles of 6 (and one
 // of 4, which does not stream), one tile an item, 4 panels x 3 groups,
@@ -107,7 +108,7 @@ func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
 // AVX2: %[[SHARE:.*]] = arith.muli %[[TILE]], %c128
 // AVX2: %[[STEP:.*]] = arith.addi %[[SHARE]]
 // AVX2: arith.muli %[[STEP]], %c8
-// AVX2: memref.prefetch %{{.*}}, read, locality<3>, data : memref<8192xf32>
+// AVX2: memref.prefetch %{{.*}}, read, locality<1>, data : memref<8192xf32>
 memref.global "private" constant @__constant_w2 : memref<128x64xf32> = dense<1.0>
 func.func @streams_next_panel(%a: memref<16x128xf32>, %c: memref<16x64xf32>) {
   %zero = arith.constant 0.0 : f32
