@@ -1488,6 +1488,19 @@ private:
     return llvm::alignDown(shape.k / slices, kSliceAlignment);
   }
 
+  /// Whether the items of `plan` write C in groups of its columns, each
+  /// group's items together (kiln::kColumnGroupsAttrName): numbered
+  /// swept-major along rows, over one [M, N] matrix, in the matmul's only
+  /// parallel loop (no per-call packing beside it, no slices of k), C
+  /// stored as it is computed.
+  bool writesColumnGroups(const ItemPlan &plan, int64_t batches) const {
+    bool packsPerCall = (packedA && !lhsData) || (packedB && !rhsData);
+    return plan.alongRows && plan.sweptFirst && batches == 1 &&
+           shape.batch == 1 && reductionSlice.steps == shape.k &&
+           shape.tapOffsets.empty() && !shape.windowedRows() &&
+           !transposeCopy && !packsPerCall && !staged[0] && !staged[1];
+  }
+
   /// One parallel loop over the items of `plan` for the current slice of
   /// k.
   void emitItems(Value batch, int64_t batches, const ItemPlan &plan) {
@@ -1506,6 +1519,10 @@ private:
     items->setAttr(kiln::kWorkAttrName,
                    b.getI64IntegerAttr(batches * shape.m *
                                        reductionSlice.steps * nPanels * nr));
+    if (writesColumnGroups(plan, batches))
+      items->setAttr(kiln::kColumnGroupsAttrName,
+                     b.getDenseI64ArrayAttr(
+                         {fixedUnits, plan.perItem * nr, shape.n, shape.m}));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items.getBody()->getTerminator());
     Value item = items.getInductionVars()[0];

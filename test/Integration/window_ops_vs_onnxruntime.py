@@ -23,6 +23,8 @@ tiles, checked against ONNX Runtime:
   split into phases, including ceil_mode's extra padding and a dilated
   window whose taps all read one phase;
 - a strided 1x1 convolution (one tap per row: not split);
+- a 1x1 convolution's groups of pixels run band by band ahead of the
+  banded depthwise convolution that reads them;
 - depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
   share vectors, wide rows with a tail group, stride 2 deinterleaved with
   ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
@@ -241,9 +243,10 @@ def dilated_and_pointwise():
 
 
 def relu6(case):
-    low = case.constant("relu6_low", np.array(0.0))
-    high = case.constant("relu6_high", np.array(6.0))
-    return case.op("Clip", [case.value, low, high])
+    if not any(i.name == "relu6_low" for i in case.initializers):
+        case.constant("relu6_low", np.array(0.0))
+        case.constant("relu6_high", np.array(6.0))
+    return case.op("Clip", [case.value, "relu6_low", "relu6_high"])
 
 
 def depthwise_narrow():
@@ -328,6 +331,25 @@ def large_inputs():
     return case
 
 
+def expansion_interleaved():
+    # 1x1 convolutions over few channels (K <= 64: each item sweeps one row
+    # tile of channels along a group of pixels) feeding banded depthwise
+    # layers: kiln-lower-window-ops runs each matmul's groups of pixels band
+    # by band, ahead of the bands that read them. 12 -> 40 at 116 x 116 (the
+    # last group ragged) into a 3x3 / 2; then 40 -> 56 at 58 x 58 into a
+    # 3x3 / 1, and the expansion's output (ReLU6 on its tile) read again
+    # after the depthwise layer by an Add.
+    case = Case("expansion_interleaved", 12, 116, batch=1)
+    case.conv(40, 1)
+    relu6(case)
+    case.conv(40, 3, stride=2, pad=1, group=40)
+    case.conv(56, 1)
+    expanded = relu6(case)
+    case.conv(56, 3, pad=1, group=56)
+    case.op("Add", [case.value, expanded])
+    return case
+
+
 def implicit_gemm():
     # Dense convolutions as implicit GEMMs (rows >= 16 wide): 3x3 / 1 with a
     # residual add and ReLU on the registers (stored as two runs per vector
@@ -400,7 +422,8 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
-         depthwise_banded, banded_strided, large_inputs, implicit_gemm, winograd,
+         depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
+         implicit_gemm, winograd,
          winograd_groups,
          pools]
 

@@ -2,6 +2,8 @@
 // RUN: kiln-opt %s --kiln-lower-window-ops="lanes=8" --canonicalize -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s --kiln-lower-window-ops="prefetch-min-bytes=0" --canonicalize -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: kiln-opt %s --kiln-lower-window-ops="prefetch-min-bytes=8388608" --canonicalize -split-input-file | FileCheck %s --check-prefix=NONE
+// RUN: kiln-opt %s --kiln-lower-matmul -split-input-file | FileCheck %s --check-prefix=PRODUCER
+// RUN: kiln-opt %s --kiln-lower-matmul --kiln-lower-window-ops -split-input-file | FileCheck %s --check-prefix=INTERLEAVE
 
 // 7x7 planes, 3x3, stride 1, the input zero-padded by a tensor.pad (alloc,
 // fill, copy into a subview): the copy goes, each plane is copied from the
@@ -325,5 +327,93 @@ func.func @large_input_prefetched(%x: memref<2x48x112x112xf32>, %w: memref<48x3x
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%y : memref<2x48x55x55xf32>)
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : memref<2x48x112x112xf32>, memref<48x3x3xf32>) outs(%y : memref<2x48x55x55xf32>)
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#per_channel = affine_map<(n, c, h, w) -> (c, 0, 0)>
+
+// A 1x1 convolution (4 -> 8 channels at 56 x 56, bias and ReLU on its
+// tile) feeding a banded 3x3 depthwise convolution. kiln-lower-matmul's
+// items sweep one row tile (all 8 channels) along 16 panels of 32 pixels
+// (a group of 512 columns: 7 groups) and are tagged with that
+// (kiln.column_groups = [units per group, columns per group, columns,
+// rows]). kiln-lower-window-ops then runs the matmul band by band ahead of
+// the depthwise layer's 4 bands (output rows 0-7, 8-23, 24-39, 40-55, which
+// read input rows up to 8, 24, 40, 55): group 0 (pixels 0-511), band 0,
+// groups 1-2, band 1, groups 3-4, band 2, groups 5-6, band 3. A copy of the
+// matmul's loop covers its groups unit-major: item = (first + iv mod
+// groups) * units + iv / groups.
+// CHECK-LABEL: func.func @expansion_then_depthwise
+// AVX2-LABEL: func.func @expansion_then_depthwise
+// NONE-LABEL: func.func @expansion_then_depthwise
+// PRODUCER-LABEL: func.func @expansion_then_depthwise
+// PRODUCER: scf.parallel
+// PRODUCER: {kiln.column_groups = array<i64: 1, 512, 3136, 8>, kiln.work = 100352 : i64}
+// PRODUCER: linalg.depthwise_conv_2d_nchw_chw
+// INTERLEAVE-LABEL: func.func @expansion_then_depthwise
+// INTERLEAVE: scf.parallel (%[[IV0:.*]]) = (%{{.*}}) to (%c1{{.*}}) step
+// INTERLEAVE: %[[UNIT0:.*]] = arith.divui %[[IV0]], %c1
+// INTERLEAVE: %[[REM0:.*]] = arith.remui %[[IV0]], %c1
+// INTERLEAVE: vector.fma
+// INTERLEAVE: } {kiln.work = 14336 : i64}
+// INTERLEAVE: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c8{{.*}}) step
+// INTERLEAVE: memref.alloca
+// INTERLEAVE: } {kiln.work = 32256 : i64}
+// INTERLEAVE: scf.parallel (%[[IV1:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// INTERLEAVE: %[[UNIT1:.*]] = arith.divui %[[IV1]], %c2
+// INTERLEAVE: %[[REM1:.*]] = arith.remui %[[IV1]], %c2
+// INTERLEAVE: %[[GROUP1:.*]] = arith.addi %[[REM1]], %c1
+// INTERLEAVE: %[[SCALED1:.*]] = arith.muli %[[GROUP1]], %c1
+// INTERLEAVE: arith.addi %[[SCALED1]], %[[UNIT1]]
+// INTERLEAVE: } {kiln.work = 28672 : i64}
+// INTERLEAVE: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c8{{.*}}) step
+// INTERLEAVE: } {kiln.work = 64512 : i64}
+// INTERLEAVE: scf.parallel (%[[IV2:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// INTERLEAVE: arith.addi %{{.*}}, %c3
+// INTERLEAVE: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c8{{.*}}) step
+// INTERLEAVE: scf.parallel (%[[IV3:.*]]) = (%{{.*}}) to (%c2{{.*}}) step
+// INTERLEAVE: arith.addi %{{.*}}, %c5
+// INTERLEAVE: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c8{{.*}}) step
+// INTERLEAVE-NOT: scf.parallel
+// INTERLEAVE-NOT: linalg.depthwise_conv_2d_nchw_chw
+// INTERLEAVE: return
+memref.global "private" constant @__constant_expand_w : memref<8x4xf32> = dense<0.5>
+func.func @expansion_then_depthwise(%x: memref<1x4x56x56xf32>, %bias: memref<8x1x1xf32>, %w: memref<8x3x3xf32>, %y: memref<1x8x56x56xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %filters = memref.get_global @__constant_expand_w : memref<8x4xf32>
+  %pixels = memref.collapse_shape %x [[0], [1], [2, 3]] : memref<1x4x56x56xf32> into memref<1x4x3136xf32>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<1x8x3136xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x8x3136xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%filters, %pixels : memref<8x4xf32>, memref<1x4x3136xf32>) outs(%c : memref<1x8x3136xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %planes = memref.expand_shape %c [[0], [1], [2, 3]] output_shape [1, 8, 56, 56] : memref<1x8x3136xf32> into memref<1x8x56x56xf32>
+  %relu = memref.alloc() {alignment = 64 : i64} : memref<1x8x56x56xf32>
+  linalg.generic {indexing_maps = [#id, #per_channel, #id],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%planes, %bias : memref<1x8x56x56xf32>, memref<8x1x1xf32>) outs(%relu : memref<1x8x56x56xf32>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %t = arith.addf %v, %b : f32
+    %neg = arith.cmpf olt, %t, %zero : f32
+    %r = arith.select %neg, %zero, %t : f32
+    linalg.yield %r : f32
+  }
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<1x8x58x58xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<1x8x58x58xf32>)
+  %interior = memref.subview %padded[0, 0, 1, 1] [1, 8, 56, 56] [1, 1, 1, 1] : memref<1x8x58x58xf32> to memref<1x8x56x56xf32, strided<[26912, 3364, 58, 1], offset: 59>>
+  memref.copy %relu, %interior : memref<1x8x56x56xf32> to memref<1x8x56x56xf32, strided<[26912, 3364, 58, 1], offset: 59>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x8x56x56xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : memref<1x8x58x58xf32>, memref<8x3x3xf32>) outs(%y : memref<1x8x56x56xf32>)
   return
 }

@@ -25,6 +25,15 @@ namespace kiln {
 /// bounds cannot tell (dynamic bounds, or unrolled vector code).
 constexpr llvm::StringLiteral kWorkAttrName = "kiln.work";
 
+/// The attribute kiln-lower-matmul puts on a matmul's scf.parallel over work
+/// items when they are numbered group-major over C's columns: [F, P, N, M],
+/// items [g * F, (g + 1) * F) write C's M rows at columns [g * P, min((g +
+/// 1) * P, N)), C is [M, N] with no batch, and the loop is the matmul's
+/// only one (no per-call packing, no slices of k). kiln-lower-window-ops
+/// runs such a loop band by band ahead of a window op that reads C as its
+/// input planes (C's rows the channels, its columns the pixels).
+constexpr llvm::StringLiteral kColumnGroupsAttrName = "kiln.column_groups";
+
 /// The attribute convert-kiln-to-linalg tags the transforms of a Winograd
 /// convolution with (WinogradConv.cpp), naming which one, for
 /// kiln-lower-winograd-transforms.

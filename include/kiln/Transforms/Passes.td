@@ -218,7 +218,12 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
     lanes compacted by a constant shuffle and stored with one masked store.
     The elementwise epilogue (kiln::Epilogue) is applied on the register.
     When the input is a padded copy (a tensor.pad), the unpadded source is
-    read instead and the copy erased.
+    read instead and the copy erased. Planes of one image with at least 56
+    output rows are computed in 4 bands of rows; when the op's input is
+    written just before it by a 1x1 convolution that kiln-lower-matmul
+    tagged `kiln.column_groups` (its items write groups of pixels), that
+    loop is run band by band, each band's groups of pixels right before the
+    band's tasks, so that the band's input is read from L2.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
