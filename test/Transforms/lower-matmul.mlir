@@ -714,9 +714,9 @@ func.func @item_order(%a: memref<256x128xf32>, %c: memref<256x64xf32>) {
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>
 
-// Both operands stay in L2 (2 MiB), and B (128 KB) is larger than A (32
-// KB): each thread reads all of the operand its range does not split, so
-// the range is one of B's panels (panel-major): 8 panels x 2 groups of 4
+// Both operands stay in L2 (2 MiB), and B (128 KB) is more than twice A
+// (32 KB): each thread reads all of the operand its range does not split,
+// so the range is one of B's panels (panel-major): 8 panels x 2 groups of 4
 // row tiles (a 1x1 convolution at 7x7 or 14x14 whose filters outweigh its
 // input). @item_order above, A the larger, is block-major.
 // CHECK-LABEL: func.func @item_order_larger_b
