@@ -393,10 +393,11 @@ private:
     body(loop.getInductionVar());
   }
 
-  /// A band of the output: groups [firstGroup, endGroup) of output rows,
-  /// and the input rows [firstRow, endRow) their windows read.
+  /// A band of the output: groups [firstGroup, endGroup) of output rows
+  /// (`outputRows` of them), and the input rows [firstRow, endRow) their
+  /// windows read.
   struct BandRange {
-    int64_t firstGroup, endGroup, firstRow, endRow;
+    int64_t firstGroup, endGroup, firstRow, endRow, outputRows;
   };
 
   /// Bands the output rows are split into: planes of at least
@@ -437,6 +438,7 @@ private:
     range.firstRow = clampRow(oh0 * l.strideH - l.top);
     range.endRow = clampRow((oh1 - 1) * l.strideH +
                             (l.windowRows - 1) * l.dilationH + 1 - l.top);
+    range.outputRows = oh1 - oh0;
     return range;
   }
 
@@ -479,7 +481,7 @@ private:
     if (producer) {
       emitInterleaved(*producer, bands, planeTasks);
     } else {
-      emitTaskLoop(bands * planeTasks, planeTasks,
+      emitTaskLoop(planeTasks,
                    bands == 1 ? std::optional<int64_t>(0) : std::nullopt);
     }
     op.erase();
@@ -491,17 +493,12 @@ private:
         padOp->erase();
   }
 
-  /// One parallel loop over `tasks` tasks of `planeTasks` ranges of planes:
-  /// all of band `band`'s, or without one, every band's, band-major.
-  void emitTaskLoop(int64_t tasks, int64_t planeTasks,
-                    std::optional<int64_t> band) {
+  /// One parallel loop over tasks of `planeTasks` ranges of planes: band
+  /// `band`'s, or without one, every band's, band-major.
+  void emitTaskLoop(int64_t planeTasks, std::optional<int64_t> band) {
     int64_t bands = bandCount();
-    int64_t rows = layout.outHeight;
-    if (band) {
-      BandRange range = bandRange(*band, bands);
-      rows = std::min(range.endGroup * layout.groupRows, layout.outHeight) -
-             range.firstGroup * layout.groupRows;
-    }
+    int64_t tasks = band ? planeTasks : bands * planeTasks;
+    int64_t rows = band ? bandRange(*band, bands).outputRows : layout.outHeight;
     auto parallel =
         scf::ParallelOp::create(b, loc, ValueRange{index(0)},
                                 ValueRange{index(tasks)}, ValueRange{index(1)});
@@ -566,6 +563,9 @@ private:
   struct BandedProducer {
     Operation *op;
     int64_t unitsPerGroup, columnsPerGroup, columns;
+    int64_t groupCount() const {
+      return llvm::divideCeil(columns, columnsPerGroup);
+    }
   };
 
   /// The matmul whose items can run band by band ahead of this op's bands:
@@ -649,8 +649,6 @@ private:
                        int64_t planeTasks) {
     auto sourceType = cast<MemRefType>(input.source.getType());
     int64_t width = sourceType.getDimSize(3);
-    int64_t groups =
-        llvm::divideCeil(producer.columns, producer.columnsPerGroup);
     int64_t done = 0;
     for (int64_t band = 0; band < bands; ++band) {
       int64_t read =
@@ -658,9 +656,9 @@ private:
       int64_t needed = llvm::divideCeil(read, producer.columnsPerGroup);
       emitProducerGroups(producer, done, needed);
       done = std::max(done, needed);
-      emitTaskLoop(planeTasks, planeTasks, band);
+      emitTaskLoop(planeTasks, band);
     }
-    emitProducerGroups(producer, done, groups);
+    emitProducerGroups(producer, done, producer.groupCount());
     producer.op->erase();
   }
 
@@ -674,14 +672,13 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(items);
     int64_t groups = end - first, units = producer.unitsPerGroup;
-    int64_t allGroups =
-        llvm::divideCeil(producer.columns, producer.columnsPerGroup);
     auto loop = scf::ParallelOp::create(b, loc, ValueRange{index(0)},
                                         ValueRange{index(groups * units)},
                                         ValueRange{index(1)});
     if (auto work = items->getAttrOfType<IntegerAttr>(kiln::kWorkAttrName))
-      loop->setAttr(kiln::kWorkAttrName,
-                    b.getI64IntegerAttr(work.getInt() * groups / allGroups));
+      loop->setAttr(
+          kiln::kWorkAttrName,
+          b.getI64IntegerAttr(work.getInt() * groups / producer.groupCount()));
     b.setInsertionPointToStart(loop.getBody());
     Value iv = loop.getInductionVars()[0];
     Value unit = arith::DivUIOp::create(b, loc, iv, index(groups));
