@@ -740,6 +740,30 @@ func.func @item_order_larger_b(%a: memref<64x128xf32>, %c: memref<64x256xf32>) {
 
 // -----
 
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// B (48 KB in 3 panels) larger than A (32 KB) but not twice as large
+// (kSplitBFactor): near a tie the items stay block-major.
+// CHECK-LABEL: func.func @item_order_near_tie
+memref.global "private" constant @__constant_w_near_tie : memref<128x96xf32> = dense<1.0>
+// EXPLAIN: remark: matmul: 64 x 128 x 96 (M x K x N); {{.*}}, row-tile-major{{$}}
+func.func @item_order_near_tie(%a: memref<64x128xf32>, %c: memref<64x96xf32>) {
+  %w = memref.get_global @__constant_w_near_tie : memref<128x96xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x128xf32>, memref<128x96xf32>) outs(%c : memref<64x96xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(b, m, n, k) -> (b, k, m)>
 #rhs = affine_map<(b, m, n, k) -> (n, k)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
