@@ -72,6 +72,12 @@ constexpr int64_t kPanelsPerSweep = 16;
 /// has the tiles for them: few items split unevenly over the threads.
 constexpr int64_t kMinWorkItems = 16;
 
+/// Below this many panels (a batch's each), an odd count whose row tiles
+/// would be one item each splits them in two groups: an odd count of equal
+/// items leaves 2 threads 1/items of the work apart (64 x 1024 x 1000, 21
+/// panels of 8 row tiles: 4.8%), which stealing cannot even out.
+constexpr int64_t kEvenItemsBelow = 64;
+
 /// Bytes of packed A one block of rows may take (stays in L2).
 constexpr int64_t kRowBlockBytes = 256 * 1024;
 
@@ -1428,8 +1434,10 @@ private:
     // reading its panel from L2 after the first). Along rows, an item's
     // sweep stays whole: its stores along C's rows are the point.
     if (!alongRows) {
-      int64_t groupsWanted =
-          llvm::divideCeil(kMinWorkItems, plan.fixedUnits * batches);
+      int64_t fixedItems = plan.fixedUnits * batches;
+      int64_t groupsWanted = llvm::divideCeil(kMinWorkItems, fixedItems);
+      if (groupsWanted == 1 && fixedItems % 2 && fixedItems < kEvenItemsBelow)
+        groupsWanted = 2;
       perItem = std::min(perItem,
                          std::max<int64_t>(1, llvm::divideCeil(plan.sweptUnits,
                                                                groupsWanted)));

@@ -764,6 +764,49 @@ func.func @item_order_near_tie(%a: memref<64x128xf32>, %c: memref<64x96xf32>) {
 
 // -----
 
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// 17 panels (N = 544), enough for 16 items, but an odd count of equal
+// items splits unevenly over 2 threads (kEvenItemsBelow): each panel's 8
+// row tiles are split in 2 groups, 34 items. 16 panels keep one group each.
+// CHECK-LABEL: func.func @odd_panels_split_rows
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c34{{.*}}) step
+memref.global "private" constant @__constant_w_odd : memref<128x544xf32> = dense<1.0>
+// EXPLAIN: remark: matmul: 64 x 128 x 544 (M x K x N); {{.*}}; 34 work items: 17 panels x 2 groups of up to 4 row tiles, panel-major
+func.func @odd_panels_split_rows(%a: memref<64x128xf32>, %c: memref<64x544xf32>) {
+  %w = memref.get_global @__constant_w_odd : memref<128x544xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x128xf32>, memref<128x544xf32>) outs(%c : memref<64x544xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @even_panels_one_group
+// CHECK: scf.parallel (%{{.*}}) = (%c0{{.*}}) to (%c16{{.*}}) step
+memref.global "private" constant @__constant_w_even : memref<128x512xf32> = dense<1.0>
+// EXPLAIN: remark: matmul: 64 x 128 x 512 (M x K x N); {{.*}}; 16 work items: 16 panels x 1 group of up to 8 row tiles
+func.func @even_panels_one_group(%a: memref<64x128xf32>, %c: memref<64x512xf32>) {
+  %w = memref.get_global @__constant_w_even : memref<128x512xf32>
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<64x128xf32>, memref<128x512xf32>) outs(%c : memref<64x512xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(b, m, n, k) -> (b, k, m)>
 #rhs = affine_map<(b, m, n, k) -> (n, k)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
