@@ -36,8 +36,9 @@ func.func @exp(%x: f32) -> f32 {
 // -----
 
 // exp2 on a vector (a matmul epilogue): the reduction is a subtraction;
-// llvm.intr.ldexp takes no vector exponent, so 2^n is built from bits;
-// below 2^-125.5 the result is 0 (never subnormal).
+// MLIR's llvm.intr.ldexp takes no vector exponent, so the LLVM intrinsic is
+// called by name (no bits); below 2^-125.5 the result is 0 (never
+// subnormal).
 // LDEXP-LABEL: func.func @exp2_vector
 // LDEXP-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // LDEXP-DAG: %[[LOW:.*]] = arith.constant dense<-1.255000e+02> : vector<16xf32>
@@ -45,12 +46,15 @@ func.func @exp(%x: f32) -> f32 {
 // LDEXP: %[[N:.*]] = math.roundeven %{{.*}} : vector<16xf32>
 // LDEXP: arith.subf %{{.*}}, %[[N]] : vector<16xf32>
 // LDEXP-COUNT-5: math.fma
-// LDEXP: arith.shrsi %{{.*}} : vector<16xi32>
+// LDEXP: %[[K:.*]] = arith.fptosi %[[N]] : vector<16xf32> to vector<16xi32>
+// LDEXP: %[[SCALED:.*]] = llvm.call_intrinsic "llvm.ldexp"(%{{.*}}, %[[K]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
 // LDEXP: %[[SMALL:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
-// LDEXP-NEXT: arith.select %[[SMALL]], %[[ZERO]], %{{.*}} : vector<16xi1>, vector<16xf32>
-// LDEXP-NOT: llvm.intr.ldexp
+// LDEXP-NEXT: arith.select %[[SMALL]], %[[ZERO]], %[[SCALED]] : vector<16xi1>, vector<16xf32>
+// LDEXP-NOT: arith.shrsi
 // LDEXP-NOT: math.exp2
 // BITS-LABEL: func.func @exp2_vector
+// BITS: arith.shrsi %{{.*}} : vector<16xi32>
+// BITS-NOT: llvm.call_intrinsic
 // BITS-NOT: math.exp2
 func.func @exp2_vector(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.exp2 %x : vector<16xf32>
