@@ -151,12 +151,47 @@ public:
   bool isFloat, isUnsigned;
 };
 
-/// 0.5 * x * (1 + erf(x / sqrt(2))), or its tanh approximation
-/// 0.5 * x * (1 + tanh(z)), z = sqrt(2/pi) * (x + 0.044715 x^3), computed as
-/// x / (1 + 2^w) with w = -2z / ln 2 = x * (a + b x^2): 0.5 (1 + tanh(z)) is
-/// 1 / (1 + e^(-2z)) exactly, so one exp2 and one division replace the tanh
-/// and the products around it.
+/// ln(erfc(a / sqrt(2)) / 2) for a in [0, kGeluTailEnd], lowest degree
+/// first: the degree-9 Chebyshev interpolant (numpy, converted to monomials
+/// and rounded to f32). Beyond kGeluTailEnd the tail is below 7.7e-9.
+constexpr double kGeluLogTail[] = {
+    -0x1.62e40ep-1,  -0x1.98892ap-1,  -0x1.45b95ap-2,  -0x1.2de57cp-5,
+    0x1.62713ep-8,   -0x1.a60ef8p-12, -0x1.cef1c8p-16, 0x1.62548ap-17,
+    -0x1.1f8f18p-20, 0x1.5a8d8cp-25};
+constexpr double kGeluTailEnd = 4 * M_SQRT2;
+
+/// x * Phi(x), Phi the standard normal CDF, for f32: with the tail T =
+/// (1 - Phi(|x|)) = e^q(|x|) (kGeluLogTail), Phi(x) = 1 - T for x >= 0 and
+/// T below, so GELU is x - x T or x T. One exp and a polynomial, no erf: MLIR's
+/// erf is a rational function whose three intervals' coefficients are
+/// selected per element, then divided (about 40 vector instructions and a
+/// vdivps per 16 outputs). The largest error over all f32 inputs is 2.4e-7
+/// (absolute); GELU(+inf) = +inf, GELU(-inf) = 0, NaN stays NaN.
+Value geluErf(ScalarEmitter &e, Value x) {
+  OpBuilder &b = e.b;
+  Location loc = e.loc;
+  Value a = math::AbsFOp::create(b, loc, x);
+  Value q = e.constant(x, kGeluLogTail[std::size(kGeluLogTail) - 1]);
+  for (double c : llvm::reverse(ArrayRef(kGeluLogTail).drop_back()))
+    q = math::FmaOp::create(b, loc, q, a, e.constant(x, c));
+  Value tail = e.mul(x, math::ExpOp::create(b, loc, q));
+  // Past the fitted range (and for inf, whose x * T would be NaN) x T is 0.
+  Value far = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a,
+                                    e.constant(x, kGeluTailEnd));
+  tail = e.select(far, e.constant(x, 0), tail);
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                         e.constant(x, 0));
+  return e.select(positive, e.sub(x, tail), tail);
+}
+
+/// 0.5 * x * (1 + erf(x / sqrt(2))) (geluErf for f32), or its tanh
+/// approximation 0.5 * x * (1 + tanh(z)), z = sqrt(2/pi) * (x + 0.044715
+/// x^3), computed as x / (1 + 2^w) with w = -2z / ln 2 = x * (a + b x^2):
+/// 0.5 (1 + tanh(z)) is 1 / (1 + e^(-2z)) exactly, so one exp2 and one
+/// division replace the tanh and the products around it.
 Value gelu(ScalarEmitter &e, Value x, GeluApproximation approximation) {
+  if (approximation == GeluApproximation::None && x.getType().isF32())
+    return geluErf(e, x);
   if (approximation == GeluApproximation::None) {
     Value inner =
         math::ErfOp::create(e.b, e.loc, e.mul(x, e.constant(x, M_SQRT1_2)));

@@ -97,8 +97,8 @@ func.func @signed_integers(%a: tensor<4xi32>, %f: tensor<4xf32>) -> (tensor<4xi3
 // CHECK: arith.select
 // CHECK-NOT: arith.cmpf ogt
 // CHECK: linalg.yield
-// GELU (erf form) and leaky relu.
-// CHECK: math.erf
+// GELU (erf form, @gelu_erf below) and leaky relu.
+// CHECK: math.exp
 // CHECK: arith.cmpf olt
 // CHECK: arith.select
 func.func @activations(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
@@ -120,6 +120,40 @@ func.func @select_and_logic(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<f32>
   %1 = kiln.and %c, %c : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   %2 = kiln.not %1 : tensor<4xi1> -> tensor<4xi1>
   return %0, %2 : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// GELU, erf form, f32: with the tail T = e^q(|x|) (q a degree-9
+// polynomial), x - x T for x >= 0, x T below; x T is 0 past |x| = 4 sqrt(2).
+// No erf (a rational function), no division.
+// CHECK-LABEL: func.func @gelu_erf
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK-COUNT-9: math.fma %{{.*}}, %[[A]], %{{.*}} : f32
+// CHECK: %[[E:.*]] = math.exp %{{.*}} : f32
+// CHECK: %[[XT:.*]] = arith.mulf %[[X]], %[[E]] : f32
+// CHECK: %[[FAR:.*]] = arith.cmpf ogt, %[[A]], %{{.*}} : f32
+// CHECK: %[[T:.*]] = arith.select %[[FAR]], %{{.*}}, %[[XT]] : f32
+// CHECK: %[[POS:.*]] = arith.cmpf oge, %[[X]], %{{.*}} : f32
+// CHECK: %[[REST:.*]] = arith.subf %[[X]], %[[T]] : f32
+// CHECK: %[[Y:.*]] = arith.select %[[POS]], %[[REST]], %[[T]] : f32
+// CHECK: linalg.yield %[[Y]]
+// CHECK-NOT: math.erf
+func.func @gelu_erf(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.gelu %x approximation = none : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// GELU, erf form, f16: 0.5 x (1 + erf(x / sqrt(2))) (erf computed in f32 by
+// kiln-approximate-math).
+// CHECK-LABEL: func.func @gelu_erf_f16
+// CHECK: math.erf %{{.*}} : f16
+func.func @gelu_erf_f16(%x: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = kiln.gelu %x approximation = none : tensor<4xf16> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
 }
 
 // -----
