@@ -56,8 +56,9 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     vectorize instead of calling libm once per element. f32 only; f16/bf16
     are computed in f32. Max relative error about 1e-6 (see docs/backend.md).
     exp and exp2 use kiln's own expansion (2^n * p(r), p of degree 5); with
-    `ldexp` the 2^n scaling is one `llvm.intr.ldexp` (AVX-512 lowers it to
-    vscalefps), otherwise it is built from exponent bits.
+    `ldexp` the 2^n scaling is one ldexp (`llvm.intr.ldexp`; on vectors, whose
+    exponent MLIR's op does not take, the LLVM intrinsic called by name), which
+    AVX-512 lowers to vscalefps; otherwise it is built from exponent bits.
   }];
   let options = [
     Option<"useLdexp", "ldexp", "bool", /*default=*/"false",
