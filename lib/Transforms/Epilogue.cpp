@@ -82,6 +82,40 @@ int64_t product(ArrayRef<int64_t> sizes) {
   return result;
 }
 
+/// The constant global `value` reads, if it is one with a known value.
+memref::GlobalOp constantGlobal(Value value) {
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return {};
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  if (!global || !global.getConstant() ||
+      !isa_and_nonnull<DenseElementsAttr>(global.getConstantInitValue()))
+    return {};
+  return global;
+}
+
+/// A get_global of an i8 copy of the constant i1 global `value` reads
+/// (made once per module, next to it).
+Value widenedCopy(OpBuilder &b, Location loc, Value value) {
+  memref::GlobalOp global = constantGlobal(value);
+  std::string name = (global.getSymName() + "_i8").str();
+  auto type = MemRefType::get(global.getType().getShape(), b.getI8Type());
+  auto copy = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      global, b.getStringAttr(name));
+  if (!copy) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(global);
+    auto values = cast<DenseElementsAttr>(global.getConstantInitValue());
+    auto widened = values.mapValues(
+        b.getI8Type(), [](const APInt &bit) { return bit.zext(8); });
+    copy = memref::GlobalOp::create(
+        b, loc, name, b.getStringAttr("private"), type, widened,
+        /*constant=*/true, global.getAlignmentAttr());
+  }
+  return memref::GetGlobalOp::create(b, loc, type, copy.getSymName());
+}
+
 } // namespace
 
 std::optional<Epilogue::Input> Epilogue::classify(AffineMap map,
@@ -124,6 +158,15 @@ std::optional<Epilogue::Input> Epilogue::classify(AffineMap map,
     return Input{Access::Full};
   if (used == nonUnit(rowLoops, loops))
     return Input{Access::Columns};
+  // Every column dim and the trailing row dims from the first used one: a
+  // full tensor of `period` rows, repeating (a mask over every head).
+  if (used.front() < rowLoops && used == nonUnit(used.front(), loops)) {
+    int64_t period = 1;
+    for (unsigned d : used)
+      if (d < rowLoops)
+        period *= loopSizes[d];
+    return Input{Access::Full, period};
+  }
   // The trailing row dims from the first used one: one value per row,
   // repeating every `period` rows.
   if (used.back() < rowLoops && used == nonUnit(used.front(), rowLoops)) {
@@ -206,9 +249,14 @@ std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
     auto type = dyn_cast<MemRefType>(input->get().getType());
     std::optional<Input> access = classify(op.getMatchingIndexingMap(input),
                                            type, loopSizes, epilogue.rowLoops);
-    if (!access ||
-        getElementTypeOrSelf(type) != getElementTypeOrSelf(outputType))
+    if (!access)
       return std::nullopt;
+    Type element = getElementTypeOrSelf(type);
+    if (element != getElementTypeOrSelf(outputType)) {
+      if (!element.isInteger(1) || !constantGlobal(input->get()))
+        return std::nullopt;
+      access->widened = true;
+    }
     epilogue.inputs.push_back(*access);
   }
   if (!found)
@@ -224,12 +272,17 @@ void Epilogue::prepare(OpBuilder &b, Location loc) {
   int64_t columns = product(ArrayRef(loopSizes).drop_front(rowLoops));
   stored = viewAs(b, loc, op.getDpsInits()[0], {rows, columns});
   for (auto [input, operand] : llvm::zip(inputs, op.getDpsInputs())) {
+    if (input.period == rows)
+      input.period = 0;
+    if (input.widened)
+      operand = widenedCopy(b, loc, operand);
     auto type = cast<MemRefType>(operand.getType());
     switch (input.access) {
     case Access::Result:
       break;
     case Access::Full:
-      input.view = viewAs(b, loc, operand, {rows, columns});
+      input.view = viewAs(b, loc, operand,
+                          {input.period ? input.period : rows, columns});
       break;
     case Access::Columns:
     case Access::PerRow:
@@ -239,18 +292,25 @@ void Epilogue::prepare(OpBuilder &b, Location loc) {
       input.view = viewAs(b, loc, operand, {});
       break;
     }
-    if (input.access == Access::PerRow && input.period == rows)
-      input.period = 0;
   }
+}
+
+/// `row` within a tensor of `period` rows repeating (itself without one).
+static Value periodicRow(OpBuilder &b, Location loc, Value row,
+                         int64_t period) {
+  if (!period)
+    return row;
+  return arith::RemUIOp::create(b, loc, row,
+                                arith::ConstantIndexOp::create(b, loc, period));
 }
 
 void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
                         int64_t count) {
-  SmallVector<Value> views;
+  SmallVector<const Input *> full;
   for (const Input &input : inputs)
     if (input.access == Access::Full)
-      views.push_back(input.view);
-  if (views.empty())
+      full.push_back(&input);
+  if (full.empty())
     return;
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -267,7 +327,9 @@ void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
     count = llvm::divideCeil(count * width, pitch) + 1;
   }
   int64_t columns = cast<MemRefType>(stored.getType()).getDimSize(1);
-  for (Value view : views) {
+  for (const Input *input : full) {
+    Value view = input->view;
+    Value inputRow = periodicRow(b, loc, row, input->period);
     int64_t perLine =
         512 / int64_t(getElementTypeOrSelf(view).getIntOrFloatBitWidth());
     // One prefetch per cache line the values may touch, whatever their
@@ -280,7 +342,7 @@ void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
       Value at = arith::MinUIOp::create(
           b, loc, arith::AddIOp::create(b, loc, column, index(offset)),
           index(columns - 1));
-      memref::PrefetchOp::create(b, loc, view, ValueRange{row, at},
+      memref::PrefetchOp::create(b, loc, view, ValueRange{inputRow, at},
                                  /*isWrite=*/false, /*localityHint=*/3,
                                  /*isDataCache=*/true);
     }
@@ -315,7 +377,7 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
       value = acc;
       break;
     case Access::Full:
-      value = load({row, column});
+      value = load({periodicRow(b, loc, row, input.period), column});
       break;
     case Access::Columns:
       value = load({column});
@@ -331,6 +393,12 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
     case Access::Scalar:
       value = broadcast({});
       break;
+    }
+    if (input.widened) {
+      Type type = value.getType();
+      value = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ne, value,
+          arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type)));
     }
     mapping.map(body.getArgument(i), value);
   }

@@ -420,6 +420,56 @@ func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
 
 // -----
 
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+#id = affine_map<(b, m, n) -> (b, m, n)>
+#mask = affine_map<(b, m, n) -> (m, n)>
+
+// Attention scores with a causal mask (GPT-2): scale, then a constant bool
+// [16, 32] mask selects the score or -1e9, the same mask for every head
+// (a full tensor of 16 rows, repeating). The mask is read from an i8 copy
+// (memory holds an i1 per byte; a vector<16xi1> load would read bits) at
+// the row modulo 16, compared with 0, and the select runs on the registers.
+// CHECK-LABEL: memref.global "private" constant @__constant_causal_i8 : memref<16x32xi8>
+// CHECK-LABEL: func.func @masked_scores
+// CHECK: %[[MASK8:.*]] = memref.get_global @__constant_causal_i8 : memref<16x32xi8>
+// CHECK: vector.fma
+// CHECK: %[[ROW:.*]] = arith.remui %{{.*}}, %c16
+// CHECK: %[[BYTES:.*]] = vector.load %[[MASK8]][%[[ROW]], %{{.*}}] : memref<16x32xi8>, vector<16xi8>
+// CHECK: %[[KEEP:.*]] = arith.cmpi ne, %[[BYTES]], %{{.*}} : vector<16xi8>
+// CHECK: arith.select %[[KEEP]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NOT: linalg.generic
+// EXPLAIN: remark: matmul: 16 x 8 x 32 (M x K x N, batch 3); {{.*}}; epilogue on the tile;
+memref.global "private" constant @__constant_causal : memref<16x32xi1> = dense<true>
+func.func @masked_scores(%q: memref<3x16x8xf32>, %k: memref<3x8x32xf32>, %y: memref<3x16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %masked = arith.constant -1.0e9 : f32
+  %mask = memref.get_global @__constant_causal : memref<16x32xi1>
+  %c = memref.alloc() : memref<3x16x32xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<3x16x32xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<3x16x8xf32>, memref<3x8x32xf32>) outs(%c : memref<3x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mask, #id, #id],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mask, %c : memref<16x32xi1>, memref<3x16x32xf32>) outs(%y : memref<3x16x32xf32>) {
+  ^bb0(%m: i1, %v: f32, %o: f32):
+    %s = arith.mulf %v, %scale : f32
+    %r = arith.select %m, %s, %masked : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(b, m, n, k) -> (m, k)>
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>

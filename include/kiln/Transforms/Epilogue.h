@@ -24,9 +24,11 @@ namespace kiln {
 /// reader. The result is a dense buffer viewed as [rows, columns] (row-major);
 /// the epilogue's iteration space must split into leading dims whose product
 /// is `rows` and trailing dims whose product is `columns`. Each other input
-/// is read as a full tensor of the result's shape, as a vector along the
+/// is read as a full tensor of the result's shape (or of its trailing rows,
+/// repeated: an attention mask over every head), as a vector along the
 /// columns (a matmul's bias), as one value per row (a convolution's bias
-/// over its channels), or as a scalar.
+/// over its channels), or as a scalar. Inputs have the result's element
+/// type, but for constant bools (a causal mask), read from an i8 copy.
 ///
 /// With `allowSlicedLines`, the epilogue may read the result through a
 /// subview that keeps the first `width()` of each line of its last dim
@@ -84,15 +86,19 @@ public:
 
 private:
   /// How an input is read: the producer's result, a tensor of the result's
-  /// shape, a vector along the columns, one value per row (modulo `period`
-  /// when it repeats over the leading rows, e.g. per channel of each
-  /// image), or a scalar.
+  /// shape (of `period` rows when it repeats over the leading rows), a
+  /// vector along the columns, one value per row (modulo `period` when it
+  /// repeats over the leading rows, e.g. per channel of each image), or a
+  /// scalar.
   enum class Access { Result, Full, Columns, PerRow, Scalar };
   struct Input {
     Input(Access access, int64_t period = 0) : access(access), period(period) {}
     Access access;
     int64_t period;
     mlir::Value view;
+    /// A constant i1 input, read from its i8 copy (`view`): memory holds
+    /// an i1 per byte, which a vector<16xi1> load would read as bits.
+    bool widened = false;
   };
 
   static std::optional<Input> classify(mlir::AffineMap map,
