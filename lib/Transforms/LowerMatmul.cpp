@@ -556,6 +556,7 @@ public:
                                     resultColumns,
                                     /*allowSlicedLines=*/shape.shiftsB());
     zeroInit = eraseZeroFill();
+    permuted = findPermutedTarget(resultColumns);
     for (unsigned operand : {0u, 1u})
       staged[operand] = stagePerImage(operand);
     // [batch * rows, cols] views (free).
@@ -691,6 +692,8 @@ private:
       os << "; epilogue on the tile";
     if (transposeCopy)
       os << "; stored transposed";
+    if (permuted)
+      os << "; stored permuted (the transpose after it)";
   }
 
   /// The work items of the parallel loop (per image when the batch is a
@@ -733,6 +736,12 @@ private:
       transposeCopy.erase();
     if (epilogue)
       epilogue->erase();
+    if (permuted) {
+      Operation *reshape = permuted->transpose.getInput().getDefiningOp();
+      permuted->transpose.erase();
+      if (reshape && reshape->use_empty())
+        reshape->erase();
+    }
     for (std::optional<StagedOperand> &operand : staged)
       if (operand)
         eraseBatchBuffer(*operand);
@@ -1106,6 +1115,88 @@ private:
   /// Y[b][o][p] = T[b][p][o], T's only reader. The tiles then store C^T
   /// straight into Y (storeTransposed), and the copy and T go. Returns the
   /// copy.
+  /// A transpose the kernel's final stores replace (findPermutedTarget).
+  struct PermutedTarget {
+    linalg::TransposeOp transpose;
+    /// The transpose's input shape: C (or the epilogue's output) reshaped.
+    SmallVector<int64_t> shape;
+    /// C's columns as the kernel stores them.
+    int64_t columns;
+  };
+
+  /// The linalg.transpose that reads the kernel's final result (C, or the
+  /// epilogue's output), directly or reshaped, when nothing else reads that
+  /// result and the transpose keeps the last dim last in whole vectors: a
+  /// head split [B, S, H, D] -> [B, H, S, D] after attention's Q and V
+  /// projections, or the merge back after P V. Each stored vector then lies
+  /// in one line of D values of the transpose's output, and the kernel
+  /// stores it there (storePermuted) instead of the transpose copying it.
+  std::optional<PermutedTarget> findPermutedTarget(int64_t columns) {
+    if (transposeCopy || shape.shiftsB() || (epilogue && epilogue->getPitch()))
+      return std::nullopt;
+    Operation *last = epilogue ? epilogue->getOp().getOperation() : op;
+    Value result =
+        epilogue ? epilogue->getOp().getDpsInits()[0] : op.getDpsInits()[0];
+    auto transpose =
+        dyn_cast_or_null<linalg::TransposeOp>(kiln::nextComputeOp(last));
+    if (!transpose)
+      return std::nullopt;
+    Value input = transpose.getInput();
+    Operation *reshape = input == result ? nullptr : input.getDefiningOp();
+    if (reshape && !(isa<memref::ReshapeOp, memref::ExpandShapeOp>(reshape) &&
+                     reshape->getOperand(0) == result && reshape->hasOneUse()))
+      return std::nullopt;
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    auto inputType = cast<MemRefType>(input.getType());
+    Value output = transpose.getInit();
+    if (permutation.back() != int64_t(permutation.size()) - 1 ||
+        !inputType.hasStaticShape() || inputType.getShape().back() % lanes ||
+        !kiln::isDenseF32Buffer(output) || !kiln::isDenseF32Buffer(result))
+      return std::nullopt;
+    for (Operation *user : result.getUsers())
+      if (user != last && user != op && user != transpose && user != reshape &&
+          !isa<linalg::FillOp>(user))
+        return std::nullopt;
+    // The kernel is emitted before the transpose's output is allocated.
+    if (Operation *definition = output.getDefiningOp()) {
+      auto alloc = dyn_cast<memref::AllocOp>(definition);
+      if (!alloc || alloc->getNumOperands() ||
+          alloc->getBlock() != op->getBlock())
+        return std::nullopt;
+      if (!alloc->isBeforeInBlock(op))
+        alloc->moveBefore(op);
+    }
+    return PermutedTarget{transpose, llvm::to_vector(inputType.getShape()),
+                          columns};
+  }
+
+  /// Stores `acc`, the values from (`row`, `column`) of the kernel's final
+  /// result, where the transpose after it would have copied them.
+  void storePermuted(Value acc, Value row, Value column, Value mask) {
+    Value linear = add(mul(row, permuted->columns), column);
+    ArrayRef<int64_t> sizes = permuted->shape;
+    SmallVector<Value> indices(sizes.size());
+    for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+      if (sizes[d] == 1) {
+        indices[d] = index(0);
+        continue;
+      }
+      indices[d] = d ? arith::RemUIOp::create(b, loc, linear, index(sizes[d]))
+                           .getResult()
+                     : linear;
+      if (d)
+        linear = arith::DivUIOp::create(b, loc, linear, index(sizes[d]));
+    }
+    SmallVector<Value> at;
+    for (int64_t d : permuted->transpose.getPermutation())
+      at.push_back(indices[d]);
+    Value target = permuted->transpose.getInit();
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, target, at, mask, acc);
+    else
+      vector::StoreOp::create(b, loc, acc, target, at);
+  }
+
   linalg::GenericOp findTransposingCopy() {
     Value product = op.getDpsInits()[0];
     auto productType = cast<MemRefType>(product.getType());
@@ -1759,6 +1850,10 @@ private:
         Value mask_ = partial(j) ? mask : Value();
         if (applies)
           acc = epilogue->apply(b, loc, acc, row, column(j), mask_);
+        if (finishes && permuted) {
+          storePermuted(acc, row, column(j), mask_);
+          continue;
+        }
         if (mask_)
           vector::MaskedStoreOp::create(b, loc, target, at, mask_, acc);
         else
@@ -2154,6 +2249,9 @@ private:
   /// The copy C^T the tiles are stored through, transposed
   /// (findTransposingCopy), or null.
   linalg::GenericOp transposeCopy;
+  /// The transpose after the kernel whose copy its final stores make
+  /// (findPermutedTarget).
+  std::optional<PermutedTarget> permuted;
   /// The elementwise work applied on the tiles before they are stored.
   std::optional<kiln::Epilogue> epilogue;
   /// An implicit GEMM's shift per row of its window (createTapRowTable).

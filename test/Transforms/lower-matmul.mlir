@@ -420,6 +420,78 @@ func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
 
 // -----
 
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#bias = affine_map<(m, n) -> (n)>
+
+// Attention's head split after the Q projection: C + bias, viewed [8, 4,
+// 16] (tokens, heads, head dim), transposed to [4, 8, 16]. The transpose
+// keeps the last dim last, so each stored vector lies in one head's line
+// of Y: the kernel stores it there (C's row and column give the head and
+// the position by division) and the transpose is gone.
+// CHECK-LABEL: func.func @head_split
+// CHECK: vector.fma
+// CHECK: %[[D:.*]] = arith.remui %{{.*}}, %c16
+// CHECK: %[[HEAD:.*]] = arith.divui %{{.*}}, %c16
+// CHECK: %[[HEADS:.*]] = arith.remui %[[HEAD]], %c4
+// CHECK: %[[TOKEN:.*]] = arith.divui %[[HEAD]], %c4
+// CHECK: vector.store %{{.*}}, %arg3[%[[HEADS]], %[[TOKEN]], %[[D]]] : memref<4x8x16xf32>, vector<16xf32>
+// CHECK-NOT: linalg.transpose
+// EXPLAIN: remark: matmul: 8 x 32 x 64 (M x K x N); {{.*}}; epilogue on the tile; stored permuted (the transpose after it);
+memref.global "private" constant @__constant_wq : memref<32x64xf32> = dense<1.0>
+func.func @head_split(%x: memref<8x32xf32>, %b: memref<64xf32>, %unused: memref<1xf32>, %y: memref<4x8x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wq : memref<32x64xf32>
+  %c = memref.alloc() : memref<8x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x32xf32>, memref<32x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %e = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#id, #bias, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<8x64xf32>, memref<64xf32>) outs(%e : memref<8x64xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  %heads = memref.expand_shape %e [[0], [1, 2]] output_shape [8, 4, 16] : memref<8x64xf32> into memref<8x4x16xf32>
+  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<4x8x16xf32>) permutation = [1, 0, 2]
+  return
+}
+
+// A transpose that moves the last dim (K^T) is not a store's: it stays.
+// CHECK-LABEL: func.func @head_split_transposed
+// CHECK: linalg.transpose
+// EXPLAIN-NOT: stored permuted
+memref.global "private" constant @__constant_wk : memref<32x64xf32> = dense<1.0>
+func.func @head_split_transposed(%x: memref<8x32xf32>, %y: memref<4x16x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wk : memref<32x64xf32>
+  %c = memref.alloc() : memref<8x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x32xf32>, memref<32x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %heads = memref.expand_shape %c [[0], [1, 2]] output_shape [8, 4, 16] : memref<8x64xf32> into memref<8x4x16xf32>
+  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<4x16x8xf32>) permutation = [1, 2, 0]
+  return
+}
+
+// -----
+
 #lhs = affine_map<(b, m, n, k) -> (b, m, k)>
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
