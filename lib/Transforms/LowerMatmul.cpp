@@ -1146,6 +1146,9 @@ private:
     if (reshape && !(isa<memref::ReshapeOp, memref::ExpandShapeOp>(reshape) &&
                      reshape->getOperand(0) == result && reshape->hasOneUse()))
       return std::nullopt;
+    // A temporary: a function's output buffer is read by its caller.
+    if (!result.getDefiningOp<memref::AllocOp>())
+      return std::nullopt;
     ArrayRef<int64_t> permutation = transpose.getPermutation();
     auto inputType = cast<MemRefType>(input.getType());
     Value output = transpose.getInit();

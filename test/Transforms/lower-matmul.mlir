@@ -467,6 +467,30 @@ func.func @head_split(%x: memref<8x32xf32>, %b: memref<64xf32>, %unused: memref<
   return
 }
 
+// The result is a function's output (its caller reads it): the kernel
+// stores it, and the transpose stays.
+// CHECK-LABEL: func.func @head_split_of_an_output
+// CHECK: vector.store %{{.*}}, %arg2[
+// CHECK: linalg.transpose
+// EXPLAIN-NOT: stored permuted
+memref.global "private" constant @__constant_wo : memref<32x64xf32> = dense<1.0>
+func.func @head_split_of_an_output(%x: memref<8x32xf32>, %y: memref<4x8x16xf32>, %c: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wo : memref<32x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x32xf32>, memref<32x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %heads = memref.expand_shape %c [[0], [1, 2]] output_shape [8, 4, 16] : memref<8x64xf32> into memref<8x4x16xf32>
+  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<4x8x16xf32>) permutation = [1, 0, 2]
+  return
+}
+
 // A transpose that moves the last dim (K^T) is not a store's: it stays.
 // CHECK-LABEL: func.func @head_split_transposed
 // CHECK: linalg.transpose
