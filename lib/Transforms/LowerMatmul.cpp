@@ -1152,9 +1152,12 @@ private:
     ArrayRef<int64_t> permutation = transpose.getPermutation();
     auto inputType = cast<MemRefType>(input.getType());
     Value output = transpose.getInit();
+    // Whole vectors of C's rows land in whole vectors of the last dim when
+    // both are a whole number of vectors long.
     if (permutation.back() != int64_t(permutation.size()) - 1 ||
         !inputType.hasStaticShape() || inputType.getShape().back() % lanes ||
-        !kiln::isDenseF32Buffer(output) || !kiln::isDenseF32Buffer(result))
+        columns % lanes || !kiln::isDenseF32Buffer(output) ||
+        !kiln::isDenseF32Buffer(result))
       return std::nullopt;
     for (Operation *user : result.getUsers())
       if (user != last && user != op && user != transpose && user != reshape &&

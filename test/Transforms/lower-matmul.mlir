@@ -491,6 +491,30 @@ func.func @head_split_of_an_output(%x: memref<8x32xf32>, %y: memref<4x8x16xf32>,
   return
 }
 
+// C's rows (24 columns) are not whole vectors: reshaped to [2, 6, 16], a
+// row's second vector would straddle two lines of 16. The transpose stays.
+// CHECK-LABEL: func.func @permuted_lines_straddle_rows
+// CHECK: linalg.transpose
+// EXPLAIN-NOT: stored permuted
+memref.global "private" constant @__constant_w24 : memref<32x24xf32> = dense<1.0>
+func.func @permuted_lines_straddle_rows(%x: memref<8x32xf32>, %shape: memref<3xi64>, %y: memref<6x2x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w24 : memref<32x24xf32>
+  %c = memref.alloc() : memref<8x24xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x24xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x32xf32>, memref<32x24xf32>) outs(%c : memref<8x24xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %lines = memref.reshape %c(%shape) : (memref<8x24xf32>, memref<3xi64>) -> memref<2x6x16xf32>
+  linalg.transpose ins(%lines : memref<2x6x16xf32>) outs(%y : memref<6x2x16xf32>) permutation = [1, 0, 2]
+  return
+}
+
 // A transpose that moves the last dim (K^T) is not a store's: it stays.
 // CHECK-LABEL: func.func @head_split_transposed
 // CHECK: linalg.transpose
