@@ -82,6 +82,14 @@ int64_t product(ArrayRef<int64_t> sizes) {
   return result;
 }
 
+/// `row` within a tensor of `period` rows repeating (itself without one).
+Value periodicRow(OpBuilder &b, Location loc, Value row, int64_t period) {
+  if (!period)
+    return row;
+  return arith::RemUIOp::create(b, loc, row,
+                                arith::ConstantIndexOp::create(b, loc, period));
+}
+
 /// The constant global `value` reads, if it is one with a known value.
 memref::GlobalOp constantGlobal(Value value) {
   auto get = value.getDefiningOp<memref::GetGlobalOp>();
@@ -295,15 +303,6 @@ void Epilogue::prepare(OpBuilder &b, Location loc) {
   }
 }
 
-/// `row` within a tensor of `period` rows repeating (itself without one).
-static Value periodicRow(OpBuilder &b, Location loc, Value row,
-                         int64_t period) {
-  if (!period)
-    return row;
-  return arith::RemUIOp::create(b, loc, row,
-                                arith::ConstantIndexOp::create(b, loc, period));
-}
-
 void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
                         int64_t count) {
   SmallVector<const Input *> full;
@@ -382,14 +381,9 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
     case Access::Columns:
       value = load({column});
       break;
-    case Access::PerRow: {
-      Value index = row;
-      if (input.period)
-        index = arith::RemUIOp::create(
-            b, loc, row, arith::ConstantIndexOp::create(b, loc, input.period));
-      value = broadcast({index});
+    case Access::PerRow:
+      value = broadcast({periodicRow(b, loc, row, input.period)});
       break;
-    }
     case Access::Scalar:
       value = broadcast({});
       break;

@@ -737,10 +737,9 @@ private:
     if (epilogue)
       epilogue->erase();
     if (permuted) {
-      Operation *reshape = permuted->transpose.getInput().getDefiningOp();
       permuted->transpose.erase();
-      if (reshape && reshape->use_empty())
-        reshape->erase();
+      if (permuted->reshape)
+        permuted->reshape->erase();
     }
     for (std::optional<StagedOperand> &operand : staged)
       if (operand)
@@ -1118,6 +1117,9 @@ private:
   /// A transpose the kernel's final stores replace (findPermutedTarget).
   struct PermutedTarget {
     linalg::TransposeOp transpose;
+    /// The view the transpose reads the result through (its only user), or
+    /// null.
+    Operation *reshape;
     /// The transpose's input shape: C (or the epilogue's output) reshaped.
     SmallVector<int64_t> shape;
     /// C's columns as the kernel stores them.
@@ -1172,35 +1174,28 @@ private:
       if (!alloc->isBeforeInBlock(op))
         alloc->moveBefore(op);
     }
-    return PermutedTarget{transpose, llvm::to_vector(inputType.getShape()),
-                          columns};
+    return PermutedTarget{transpose, reshape,
+                          llvm::to_vector(inputType.getShape()), columns};
   }
 
   /// Stores `acc`, the values from (`row`, `column`) of the kernel's final
-  /// result, where the transpose after it would have copied them.
-  void storePermuted(Value acc, Value row, Value column, Value mask) {
+  /// result, where the transpose after it would have copied them (whole
+  /// vectors: findPermutedTarget wants C's rows a whole number of them).
+  void storePermuted(Value acc, Value row, Value column) {
+    // The index into the reshaped result, last dim first (divisions and
+    // remainders by 1 fold away).
     Value linear = add(mul(row, permuted->columns), column);
     ArrayRef<int64_t> sizes = permuted->shape;
     SmallVector<Value> indices(sizes.size());
-    for (int64_t d = sizes.size() - 1; d >= 0; --d) {
-      if (sizes[d] == 1) {
-        indices[d] = index(0);
-        continue;
-      }
-      indices[d] = d ? arith::RemUIOp::create(b, loc, linear, index(sizes[d]))
-                           .getResult()
-                     : linear;
-      if (d)
-        linear = arith::DivUIOp::create(b, loc, linear, index(sizes[d]));
+    for (size_t d = sizes.size() - 1; d > 0; --d) {
+      indices[d] = arith::RemUIOp::create(b, loc, linear, index(sizes[d]));
+      linear = arith::DivUIOp::create(b, loc, linear, index(sizes[d]));
     }
+    indices[0] = linear;
     SmallVector<Value> at;
     for (int64_t d : permuted->transpose.getPermutation())
       at.push_back(indices[d]);
-    Value target = permuted->transpose.getInit();
-    if (mask)
-      vector::MaskedStoreOp::create(b, loc, target, at, mask, acc);
-    else
-      vector::StoreOp::create(b, loc, acc, target, at);
+    vector::StoreOp::create(b, loc, acc, permuted->transpose.getInit(), at);
   }
 
   linalg::GenericOp findTransposingCopy() {
@@ -1857,7 +1852,7 @@ private:
         if (applies)
           acc = epilogue->apply(b, loc, acc, row, column(j), mask_);
         if (finishes && permuted) {
-          storePermuted(acc, row, column(j), mask_);
+          storePermuted(acc, row, column(j));
           continue;
         }
         if (mask_)
