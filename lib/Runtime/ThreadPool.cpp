@@ -47,6 +47,15 @@ int64_t claimChunk(int64_t units, int64_t parts) {
   return std::max<int64_t>(1, units / (parts * kClaimsPerRange));
 }
 
+/// Units the next claim of a range with `left` unclaimed units takes: a
+/// chunk, but at most 1/parts of what is left (at least 1). A whole chunk
+/// taken at the end of a range kept the other threads waiting while it ran,
+/// up to 1/16 of a loop on 2 threads; shrinking, the range's last units go
+/// one at a time to whichever thread is free (guided self-scheduling).
+int64_t claimSizeFor(int64_t chunk, int64_t parts, int64_t left) {
+  return std::min(chunk, std::max<int64_t>(1, left / parts));
+}
+
 /// The tag of the job published at (even) generation `generation`.
 uint64_t jobTag(uint64_t generation) { return (generation / 2) & kTagMask; }
 
@@ -146,7 +155,7 @@ bool ThreadPool::claim(const Job &job, int part, bool fromBack, int64_t &first,
     int64_t front = frontOf(seen), back = backOf(seen);
     if (tagOf(seen) != job.tag || front >= back)
       return false;
-    int64_t taken = std::min(job.chunk, back - front);
+    int64_t taken = claimSizeFor(job.chunk, job.parts, back - front);
     first = fromBack ? back - taken : front;
     last = first + taken;
     uint64_t next = fromBack ? claimWord(job.tag, front, first)

@@ -35,19 +35,21 @@ func.func @exp(%x: f32) -> f32 {
 
 // -----
 
-// exp2 on a vector (a matmul epilogue): the reduction is a subtraction;
-// MLIR's llvm.intr.ldexp takes no vector exponent, so the LLVM intrinsic is
-// called by name (no bits); below 2^-125.5 the result is 0 (never
-// subnormal).
+// exp2 on a zmm vector (a matmul epilogue): the reduction is a
+// subtraction; 2^n is one vscalefps, which takes the integral n as a float
+// (no conversions to an integer and back, no bits); below 2^-125.5 the
+// result is 0 (never subnormal).
 // LDEXP-LABEL: func.func @exp2_vector
 // LDEXP-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
 // LDEXP-DAG: %[[LOW:.*]] = arith.constant dense<-1.255000e+02> : vector<16xf32>
+// LDEXP-DAG: %[[ALL:.*]] = llvm.mlir.constant(-1 : i16) : i16
+// LDEXP-DAG: %[[ROUNDING:.*]] = llvm.mlir.constant(4 : i32) : i32
 // LDEXP: arith.cmpf olt, %arg0, %[[LOW]]
 // LDEXP: %[[N:.*]] = math.roundeven %{{.*}} : vector<16xf32>
 // LDEXP: arith.subf %{{.*}}, %[[N]] : vector<16xf32>
 // LDEXP-COUNT-5: math.fma
-// LDEXP: %[[K:.*]] = arith.fptosi %[[N]] : vector<16xf32> to vector<16xi32>
-// LDEXP: %[[SCALED:.*]] = llvm.call_intrinsic "llvm.ldexp"(%{{.*}}, %[[K]]) : (vector<16xf32>, vector<16xi32>) -> vector<16xf32>
+// LDEXP-NOT: arith.fptosi
+// LDEXP: %[[SCALED:.*]] = llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"(%[[P:.*]], %[[N]], %[[P]], %[[ALL]], %[[ROUNDING]]) : (vector<16xf32>, vector<16xf32>, vector<16xf32>, i16, i32) -> vector<16xf32>
 // LDEXP: %[[SMALL:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
 // LDEXP-NEXT: arith.select %[[SMALL]], %[[ZERO]], %[[SCALED]] : vector<16xi1>, vector<16xf32>
 // LDEXP-NOT: arith.shrsi
@@ -59,6 +61,21 @@ func.func @exp(%x: f32) -> f32 {
 func.func @exp2_vector(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.exp2 %x : vector<16xf32>
   return %0 : vector<16xf32>
+}
+
+// -----
+
+// Other vector widths call LLVM's vector ldexp by name (MLIR's
+// llvm.intr.ldexp takes no vector exponent): an integer exponent.
+// LDEXP-LABEL: func.func @exp2_ymm_vector
+// LDEXP: %[[K:.*]] = arith.fptosi %{{.*}} : vector<8xf32> to vector<8xi32>
+// LDEXP: llvm.call_intrinsic "llvm.ldexp"(%{{.*}}, %[[K]]) : (vector<8xf32>, vector<8xi32>) -> vector<8xf32>
+// LDEXP-NOT: scalef
+// BITS-LABEL: func.func @exp2_ymm_vector
+// BITS-NOT: llvm.call_intrinsic
+func.func @exp2_ymm_vector(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.exp2 %x : vector<8xf32>
+  return %0 : vector<8xf32>
 }
 
 // -----

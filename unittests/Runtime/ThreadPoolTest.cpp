@@ -108,6 +108,32 @@ TEST(ThreadPoolTest, IdleThreadsTakeOverASlowThreadsIterations) {
   EXPECT_GT(lopsided.onCaller.load(), 32);
 }
 
+TEST(ThreadPoolTest, TheLastIterationsOfARangeGoOneByOne) {
+  // 64 iterations on 2 threads are claimed 4 at a time, but never more than
+  // half of what a range has left: whichever thread finishes first can
+  // take over the other's last iterations one by one instead of waiting for
+  // a claim of 4 to run.
+  ThreadPool pool(2);
+  struct Sizes {
+    Coverage coverage{64};
+    std::atomic<int64_t> largest{0}, single{0};
+    static void task(void *ctx, int64_t begin, int64_t end) {
+      auto *self = static_cast<Sizes *>(ctx);
+      int64_t size = end - begin;
+      int64_t seen = self->largest.load();
+      while (size > seen && !self->largest.compare_exchange_weak(seen, size))
+        ;
+      if (size == 1)
+        ++self->single;
+      Coverage::task(&self->coverage, begin, end);
+    }
+  } sizes;
+  pool.parallelFor(64, Sizes::task, &sizes);
+  EXPECT_TRUE(sizes.coverage.eachOnce());
+  EXPECT_EQ(sizes.largest.load(), 4);
+  EXPECT_GE(sizes.single.load(), 1);
+}
+
 } // namespace
 
 /// Tells a 2-iteration job's caller from its worker. Threads may take each

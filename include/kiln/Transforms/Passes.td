@@ -58,12 +58,15 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     exp and exp2 use kiln's own expansion (2^n * p(r), p of degree 5); with
     `ldexp` the 2^n scaling is one ldexp (`llvm.intr.ldexp`; on vectors, whose
     exponent MLIR's op does not take, the LLVM intrinsic called by name), which
-    AVX-512 lowers to vscalefps; otherwise it is built from exponent bits.
+    AVX-512 lowers to vscalefps; 16 x f32 vectors call vscalefps directly
+    (`llvm.x86.avx512.mask.scalef.ps.512`, n as a float: no conversions), so
+    `ldexp` is for AVX-512 targets only; otherwise 2^n is built from exponent
+    bits.
   }];
   let options = [
     Option<"useLdexp", "ldexp", "bool", /*default=*/"false",
-           "Scale by 2^n with llvm.intr.ldexp (only where the target lowers "
-           "vector ldexp natively)">
+           "Scale by 2^n with llvm.intr.ldexp, and 16 x f32 vectors with "
+           "vscalefps (AVX-512 targets only)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::LLVM::LLVMDialect",
