@@ -152,8 +152,10 @@ public:
   }
   /// p * 2^n by vscalefps, which takes n as a float (an integral one here:
   /// 2^floor(n) is 2^n): ldexp's two conversions of n to an integer and
-  /// back are gone (LLVM cannot drop them, not knowing n is integral). A
-  /// softmax's exp pass 19 -> 17 vector instructions a vector.
+  /// back are gone (LLVM cannot drop them, not knowing n is integral): 1
+  /// instruction instead of 3 in every exp of a matmul epilogue. (Scalar
+  /// code that LLVM's loop vectorizer widens, a softmax's exp, keeps
+  /// ldexp.)
   Value scaleByScalef(Value p, Value n) {
     Value allLanes = LLVM::ConstantOp::create(b, loc, b.getI16Type(),
                                               b.getI16IntegerAttr(-1));

@@ -1019,13 +1019,13 @@ private:
 
   /// Vectors per row of the register tile: the target's, but 2 for an
   /// implicit GEMM with pixels as rows whose A and two panels of the
-  /// target's width outgrow half of L2 and of 2 vectors do not. Its k (the
-  /// input channels times the taps) cannot be cut into slices the way a
-  /// matmul's is, so the panel narrows instead. ResNet-style's 3x3 512 ->
-  /// 512 at 7x7 (49 x 4608 x 512: panels of 885 KB, 590 KB with 2
-  /// vectors) streams its 9.4 MB of filters from memory: in the model on a
-  /// Granite Rapids-class core (2 MiB L2), 1 thread, 1.87-1.91 -> 1.78-1.83
-  /// ms; alone, its filters in L3, the same.
+  /// target's width outgrow half of the L2 budget (a core's L2) and of 2
+  /// vectors do not. Its k (the input channels times the taps) cannot be
+  /// cut into slices the way a matmul's is, so the panel narrows instead.
+  /// ResNet-style's 3x3 512 -> 512 at 7x7 (49 x 4608 x 512: panels of 885
+  /// KB, 590 KB with 2 vectors) streams its 9.4 MB of filters from memory:
+  /// in the model on a Granite Rapids-class core (2 MiB L2), 1 thread,
+  /// 1.87-1.91 -> 1.78-1.83 ms; alone, its filters in L3, the same.
   static int64_t tileVectors(const MatmulShape &shape,
                              const KernelTarget &target) {
     int64_t vectors = target.vectors;
