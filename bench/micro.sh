@@ -4,13 +4,15 @@
 # layer classes (ResNet and MobileNetV2 layers: bench/models.py LAYERS),
 # compiled by kiln for AVX-512 (the host) and for AVX2 (--mcpu=x86-64-v3),
 # run on 1 and 2 threads; GFLOP/s and % of the measured single-core FMA peak
-# per thread as counters.
-#   bench/micro.sh [Google Benchmark flags, e.g. --benchmark_filter=768]
+# per thread as counters. Then kiln-pool-benchmark: the thread pool's
+# fork-join and two cores' split writes.
+#   bench/micro.sh [Google Benchmark flags for the GEMMs, e.g.
+#                   --benchmark_filter=768]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 [[ "${KILN_SKIP_DEPS:-0}" == 1 ]] || scripts/install-deps.sh
-scripts/build.sh kiln-compile kiln-gemm-benchmark >/dev/null
+scripts/build.sh kiln-compile kiln-gemm-benchmark kiln-pool-benchmark >/dev/null
 work=build/bench/micro
 mkdir -p "$work"
 # The GEMM models of the benchmark suite and the convolution layers
@@ -64,3 +66,7 @@ done
 # drift over all cases instead of one.
 build/bin/kiln-gemm-benchmark --peak-gflops="$peak" "${libraries[@]}" \
   --benchmark_enable_random_interleaving=true "$@"
+# What a parallel kernel pays beside its work: the pool's fork-join, and two
+# cores writing interleaved pieces of one tensor (pool_benchmark.cpp).
+build/bin/kiln-pool-benchmark --benchmark_repetitions=3 \
+  --benchmark_report_aggregates_only=true
