@@ -1025,7 +1025,8 @@ private:
   /// ResNet-style's 3x3 512 -> 512 at 7x7 (49 x 4608 x 512: panels of 885
   /// KB, 590 KB with 2 vectors) streams its 9.4 MB of filters from memory:
   /// in the model on a Granite Rapids-class core (2 MiB L2), 1 thread,
-  /// 1.87-1.91 -> 1.78-1.83 ms; alone, its filters in L3, the same.
+  /// 1.87-1.91 -> 1.78-1.83 ms in a busy period, 1.39-1.68 -> 1.39-1.47 in
+  /// a quieter one; alone, its filters in L3, the same.
   static int64_t tileVectors(const MatmulShape &shape,
                              const KernelTarget &target) {
     int64_t vectors = target.vectors;
