@@ -124,10 +124,10 @@ public:
   /// 2^h * 2^(n - h) with h = n / 2: each factor is a normal f32 built from
   /// exponent bits, and the products round to inf as the exact result
   /// would.
-  Value scale(Value p, Value n, bool useLdexp) {
+  Value scale(Value p, Value n, bool useLdexp, Value k = {}) {
     if (useLdexp && isZmmOfF32())
       return scaleByScalef(p, n);
-    Value exponent = arith::FPToSIOp::create(b, loc, intType(), n);
+    Value exponent = k ? k : arith::FPToSIOp::create(b, loc, intType(), n);
     if (useLdexp && !isa<VectorType>(type))
       return LLVM::LoadExpOp::create(b, loc, type, p, exponent);
     // MLIR's llvm.intr.ldexp takes a scalar exponent only, but the LLVM
@@ -143,6 +143,19 @@ public:
     Value half = arith::ShRSIOp::create(b, loc, exponent, intConstant(1));
     Value rest = arith::SubIOp::create(b, loc, exponent, half);
     return mul(mul(p, powerOfTwo(half)), powerOfTwo(rest));
+  }
+  /// x rounded to the nearest integer (ties to even), as a float, and as
+  /// an i32 where `asInteger` (else null). The i32 is llvm.lrint, one
+  /// cvtps2dq once LLVM's loop vectorizer widens it, and the float its
+  /// conversion back, which LLVM then shares with ldexp's own conversion
+  /// of the exponent: 3 instructions for round, ldexp's exponent and
+  /// vscalefps where roundeven, fptosi and ldexp took 4. (x is clamped:
+  /// the integer fits.)
+  std::pair<Value, Value> roundToInteger(Value x, bool asInteger) {
+    if (!asInteger)
+      return {math::RoundEvenOp::create(b, loc, x), Value()};
+    Value k = LLVM::LrintOp::create(b, loc, intType(), x);
+    return {arith::SIToFPOp::create(b, loc, type, k), k};
   }
   /// Whether the values are 16 x f32, one zmm register.
   bool isZmmOfF32() const {
@@ -189,6 +202,12 @@ template <typename OpTy> struct F32Expansion : public OpRewritePattern<OpTy> {
 
   virtual Value expand(F32Emitter &e, Value x) const = 0;
 
+  /// Whether 2^n is a scalar ldexp (which LLVM's loop vectorizer may widen),
+  /// so that n is wanted as an integer too.
+  bool scalarLdexp(const F32Emitter &e) const {
+    return useLdexp && !isa<VectorType>(e.type);
+  }
+
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
@@ -221,9 +240,9 @@ struct Exp2Expansion : public F32Expansion<math::Exp2Op> {
   Value expand(F32Emitter &e, Value w) const override {
     // Above the clamp the result is inf anyway; below it, flushed to 0.
     Value clamped = e.clamp(w, kMinExponent, kMaxExponent);
-    Value n = math::RoundEvenOp::create(e.b, e.loc, clamped);
-    Value result =
-        e.scale(e.polynomial(e.sub(clamped, n), kExp2Polynomial), n, useLdexp);
+    auto [n, k] = e.roundToInteger(clamped, scalarLdexp(e));
+    Value result = e.scale(e.polynomial(e.sub(clamped, n), kExp2Polynomial), n,
+                           useLdexp, k);
     return e.zeroBelow(w, kMinExponent, result);
   }
 };
@@ -239,11 +258,11 @@ struct ExpExpansion : public F32Expansion<math::ExpOp> {
       coefficients.push_back(kExp2Polynomial[i] / std::pow(M_LN2, i));
     double lowest = kMinExponent * M_LN2;
     Value clamped = e.clamp(x, lowest, kMaxExponent * M_LN2);
-    Value n = math::RoundEvenOp::create(e.b, e.loc,
-                                        e.mul(clamped, e.constant(M_LOG2E)));
+    auto [n, k] =
+        e.roundToInteger(e.mul(clamped, e.constant(M_LOG2E)), scalarLdexp(e));
     Value r = e.fma(n, e.constant(-kLn2High), clamped);
     r = e.fma(n, e.constant(-kLn2Low), r);
-    Value result = e.scale(e.polynomial(r, coefficients), n, useLdexp);
+    Value result = e.scale(e.polynomial(r, coefficients), n, useLdexp, k);
     return e.zeroBelow(x, lowest, result);
   }
 };

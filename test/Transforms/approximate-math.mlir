@@ -4,19 +4,25 @@
 // exp: clamp, n = round(x log2 e), r = x - n ln 2 in two parts, a degree-5
 // polynomial (five FMAs), then 2^n: one ldexp, or two powers of two built
 // from exponent bits; below -125.5 ln 2 the result is 0 (never subnormal).
+// With ldexp, n is rounded to an integer by lrint and converted back (once
+// vectorized, ldexp's own conversion of the exponent is the same one).
 // LDEXP-LABEL: func.func @exp
 // LDEXP-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // LDEXP-DAG: %[[LOW:.*]] = arith.constant -86.9899673 : f32
 // LDEXP: arith.cmpf olt, %arg0, %[[LOW]]
 // LDEXP: arith.cmpf ogt
-// LDEXP: %[[N:.*]] = math.roundeven
-// LDEXP-COUNT-7: math.fma
-// LDEXP: %[[K:.*]] = arith.fptosi %[[N]] : f32 to i32
+// LDEXP: %[[K:.*]] = llvm.intr.lrint(%{{.*}}) : (f32) -> i32
+// LDEXP: %[[N:.*]] = arith.sitofp %[[K]] : i32 to f32
+// LDEXP: math.fma %[[N]]
+// LDEXP-COUNT-6: math.fma
+// LDEXP-NOT: math.roundeven
+// LDEXP-NOT: arith.fptosi
 // LDEXP: %[[SCALED:.*]] = llvm.intr.ldexp(%{{.*}}, %[[K]]) : (f32, i32) -> f32
 // LDEXP: %[[SMALL:.*]] = arith.cmpf olt, %arg0, %[[LOW]]
 // LDEXP: arith.select %[[SMALL]], %[[ZERO]], %[[SCALED]]
 // LDEXP-NOT: math.exp
 // BITS-LABEL: func.func @exp
+// BITS-NOT: llvm.intr.lrint
 // BITS: math.roundeven
 // BITS-COUNT-7: math.fma
 // BITS: %[[K:.*]] = arith.fptosi

@@ -60,8 +60,9 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     exponent MLIR's op does not take, the LLVM intrinsic called by name), which
     AVX-512 lowers to vscalefps; 16 x f32 vectors call vscalefps directly
     (`llvm.x86.avx512.mask.scalef.ps.512`, n as a float: no conversions), so
-    `ldexp` is for AVX-512 targets only; otherwise 2^n is built from exponent
-    bits.
+    `ldexp` is for AVX-512 targets only; scalar code rounds n with
+    `llvm.intr.lrint` (its conversion back shared with ldexp's once
+    vectorized); otherwise 2^n is built from exponent bits.
   }];
   let options = [
     Option<"useLdexp", "ldexp", "bool", /*default=*/"false",
