@@ -130,6 +130,13 @@ cl::opt<int64_t> l2Bytes(
              "work items for; default: the target's (twice a core's L2; "
              "16 MiB on Zen 5)"),
     cl::init(0), cl::Hidden);
+cl::opt<int64_t> splitBatchBytes(
+    "split-batch-bytes",
+    cl::desc("Tuning: the smallest per-image input or result of a "
+             "convolution or pool that a batched model runs image by image "
+             "(kiln-split-batch); 0: none; default: the target's (half of a "
+             "core's L2)"),
+    cl::init(-1), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -394,7 +401,21 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     pm.enableTiming(timer);
     return pm.run(module);
   };
-  if (failed(runPipeline("form kernels", kiln::cpu::buildKernelPipeline)))
+  auto machine = kiln::cpu::createTargetMachine({targetCPU()});
+  if (!machine) {
+    llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
+    return 1;
+  }
+  // The CPU target's kernels run a batch's large first layers image by
+  // image; the CUDA target's have the whole batch to spread over the GPU.
+  int64_t splitBytes = 0;
+  if (target == Target::CPU && !emulateGPU)
+    splitBytes = splitBatchBytes >= 0
+                     ? int64_t(splitBatchBytes)
+                     : kiln::cpu::splitBatchMinImageBytes(**machine);
+  if (failed(runPipeline("form kernels", [&](OpPassManager &pm) {
+        kiln::cpu::buildKernelPipeline(pm, splitBytes);
+      })))
     return 1;
   std::vector<kiln::KernelCost> kernels;
   kiln::ModelTotals totals;
@@ -437,11 +458,6 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     int status =
         emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
     return status ? status : printReport(kernels, totals);
-  }
-  auto machine = kiln::cpu::createTargetMachine({targetCPU()});
-  if (!machine) {
-    llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
-    return 1;
   }
   if (target == Target::CUDA) {
     if (int status =

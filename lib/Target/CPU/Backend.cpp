@@ -189,7 +189,9 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
 // Pass pipelines
 //===----------------------------------------------------------------------===//
 
-void buildKernelPipeline(OpPassManager &pm) {
+void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes) {
+  if (splitBatchBytes > 0)
+    pm.addNestedPass<func::FuncOp>(createKilnSplitBatch({splitBatchBytes}));
   pm.addNestedPass<func::FuncOp>(createKilnFuseKernels());
 }
 

@@ -83,6 +83,20 @@ int l1DataWays(const llvm::TargetMachine &machine) {
   return llvm::is_contained(twelveWays, machine.getTargetCPU()) ? 12 : 8;
 }
 
+int64_t coreL2Bytes(const llvm::TargetMachine &machine) {
+  constexpr int64_t kMiB = 1024 * 1024;
+  if (targetsHost(machine))
+    if (std::optional<CacheLevel> hostL2 = hostDataCache(2))
+      return hostL2->bytes;
+  static constexpr llvm::StringLiteral twoMiBL2[] = {
+      "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d"};
+  return llvm::is_contained(twoMiBL2, machine.getTargetCPU()) ? 2 * kMiB : kMiB;
+}
+
+int64_t splitBatchMinImageBytes(const llvm::TargetMachine &machine) {
+  return coreL2Bytes(machine) / 2;
+}
+
 int64_t matmulCacheBytes(const llvm::TargetMachine &machine) {
   constexpr int64_t kMiB = 1024 * 1024;
   // Zen 5 (1 MiB L2, 32 MiB L3 per CCD): 16 MiB, so that an operand of up
@@ -107,15 +121,7 @@ int64_t matmulCacheBytes(const llvm::TargetMachine &machine) {
   // and 89% of peak); BERT layer b1 10.07 -> 9.12 ms, 4.97 -> 4.70; GPT-2
   // block b1 10.12 -> 9.17, 5.07 -> 4.77; the MLP, ResNet and MobileNetV2
   // within 1%.
-  int64_t l2 = kMiB;
-  static constexpr llvm::StringLiteral twoMiBL2[] = {
-      "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d"};
-  if (llvm::is_contained(twoMiBL2, machine.getTargetCPU()))
-    l2 = 2 * kMiB;
-  if (targetsHost(machine))
-    if (std::optional<CacheLevel> hostL2 = hostDataCache(2))
-      l2 = hostL2->bytes;
-  return 2 * l2;
+  return 2 * coreL2Bytes(machine);
 }
 
 int64_t windowPrefetchMinBytes(const llvm::TargetMachine &machine) {

@@ -145,8 +145,10 @@ struct CodegenOptions {
 /// The code generation choices for `machine`'s CPU (AVX-512 or AVX2 tiles).
 CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine);
 
-/// kiln-fuse-kernels: groups the graph into kernel regions.
-void buildKernelPipeline(mlir::OpPassManager &pm);
+/// kiln-fuse-kernels: groups the graph into kernel regions; before it, with
+/// `splitBatchBytes` > 0, kiln-split-batch{min-image-bytes=splitBatchBytes}
+/// runs a batch's large first layers image by image.
+void buildKernelPipeline(mlir::OpPassManager &pm, int64_t splitBatchBytes = 0);
 /// Kernel regions -> linalg on tensors, fused into one loop nest per kernel,
 /// the regions spliced back into the function.
 void buildLinalgPipeline(mlir::OpPassManager &pm,

@@ -33,6 +33,17 @@ hostDataCache(int level,
 /// Zen 5), 8 on the others (32 KiB).
 int l1DataWays(const llvm::TargetMachine &machine);
 
+/// Bytes of a core's L2: the host's when compiling for it; 2 MiB for
+/// Intel's server cores since Sapphire Rapids, else 1 MiB.
+int64_t coreL2Bytes(const llvm::TargetMachine &machine);
+
+/// The smallest per-image input or result of a convolution or pool that
+/// kiln-split-batch runs image by image (min-image-bytes): half of a
+/// core's L2, so that the layers it splits could not keep a batch of their
+/// activations in L2 and keep one image's in it (or in the window ops'
+/// bands).
+int64_t splitBatchMinImageBytes(const llvm::TargetMachine &machine);
+
 /// Bytes of cache the matmul kernels order their work items for
 /// (kiln-lower-matmul{l2-bytes}: an operand of at most half of it is read
 /// again cheaply): 16 MiB on Zen 5, whose L3 serves such re-reads fast

@@ -97,4 +97,37 @@ def KilnAutocast : Pass<"kiln-autocast", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
+  let summary = "Run a batched network's large first layers one image at a time";
+  let description = [{
+    At batch N, each kernel of a convolutional network writes all N images'
+    activations before the next kernel reads them back: where one image's
+    activations are large (MobileNetV2's 112 x 112 layers, 1.6-4.8 MB an
+    image), N of them leave the caches between every two layers, while one
+    image's stay in L2. This pass runs such layers image by image.
+
+    It walks the function's ops in order from its batched arguments (static
+    dim 0 = N > 1) and collects the region of ops that each image can run
+    alone: convolutions and pools of a batched input, and elementwise ops
+    whose batched operands (dim 0 = N) all come from the region (their other
+    operands broadcast over the batch). A convolution or pool joins only
+    when it is large: its input or result takes at least `min-image-bytes`
+    an image. The first op that reads the region or a batched argument and
+    does not join ends it. The region's ops are then cloned once per image,
+    on the arguments' `kiln.split` pieces, with dim 0 of every type 1; the
+    values used after the region are joined by `kiln.concat`. Functions
+    without such a region, or with a batch above `max-images` (each image
+    gets its own copy of the region's code), are left alone.
+  }];
+  let options = [
+    Option<"minImageBytes", "min-image-bytes", "int64_t",
+           /*default=*/"1048576",
+           "Smallest per-image input or result of a convolution or pool "
+           "that joins the region">,
+    Option<"maxImages", "max-images", "int64_t", /*default=*/"16",
+           "Largest batch split">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,215 @@
+//===- SplitBatch.cpp - kiln-split-batch ----------------------------------===//
+//
+// A batched convolutional network's kernels each write all N images'
+// activations before the next kernel reads them: where one image's
+// activations are megabytes (MobileNetV2's 112 x 112 layers), N of them go
+// to L3 and memory between every two layers, while one image's stay in L2
+// (and, larger still, in the bands the window ops interleave with the 1x1
+// convolution before them, docs/backend.md). This pass runs the large first
+// layers image by image: their ops are cloned per image on `kiln.split`
+// pieces of the batched arguments, and the values used after them are
+// joined by `kiln.concat`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Dialect/Kiln/IR/KilnTraits.h"
+#include "kiln/Dialect/Kiln/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNSPLITBATCH
+#include "kiln/Dialect/Kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The ops that run image by image (in program order), the op that ends
+/// them, and the batch.
+struct Region {
+  int64_t batch = 0;
+  llvm::SetVector<Operation *> ops;
+  /// The function arguments the region reads per image.
+  llvm::SetVector<Value> arguments;
+  /// The first op after the region that reads it or a batched argument
+  /// (the function's return at least).
+  Operation *end = nullptr;
+};
+
+/// A static tensor type whose dim 0 is `batch`.
+bool isBatched(Value value, int64_t batch) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() && type.getRank() >= 1 &&
+         type.getDimSize(0) == batch;
+}
+
+/// Bytes one image's share of `value` takes.
+int64_t bytesPerImage(Value value, int64_t batch) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t bits = type.getElementTypeBitWidth();
+  return type.getNumElements() / batch * llvm::divideCeil(bits, 8);
+}
+
+/// The batch: dim 0 of the first argument of rank 2 or more whose dim 0 is
+/// static and above 1 (0 when none is).
+int64_t batchOf(func::FuncOp func) {
+  for (Value argument : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (type && type.getRank() >= 2 && !type.isDynamicDim(0) &&
+        type.getDimSize(0) > 1)
+      return type.getDimSize(0);
+  }
+  return 0;
+}
+
+class RegionFinder {
+public:
+  RegionFinder(int64_t batch, int64_t minImageBytes)
+      : minImageBytes(minImageBytes) {
+    region.batch = batch;
+  }
+
+  /// The region of `func`'s body, or nullopt when it holds no convolution
+  /// or pool (splitting elementwise ops alone gains nothing).
+  std::optional<Region> find(func::FuncOp func) {
+    bool hasWindowOp = false;
+    for (Operation &op : func.getBody().front()) {
+      if (!readsPerImageValues(&op))
+        continue;
+      if (!joins(&op)) {
+        region.end = &op;
+        break;
+      }
+      region.ops.insert(&op);
+      hasWindowOp |= isa<ConvOp, MaxPoolOp, AvgPoolOp>(op);
+      for (Value operand : op.getOperands())
+        if (isa<BlockArgument>(operand) && isBatched(operand, region.batch))
+          region.arguments.insert(operand);
+    }
+    if (!hasWindowOp || !region.end)
+      return std::nullopt;
+    return region;
+  }
+
+private:
+  /// A value each image has its own piece of: a batched argument or a
+  /// result of the region.
+  bool isPerImage(Value value) const {
+    if (isa<BlockArgument>(value))
+      return isBatched(value, region.batch);
+    return region.ops.contains(value.getDefiningOp());
+  }
+
+  bool readsPerImageValues(Operation *op) const {
+    return llvm::any_of(op->getOperands(),
+                        [&](Value operand) { return isPerImage(operand); });
+  }
+
+  /// Whether `op` can run per image: every result batched, and its
+  /// per-image operands (a window op's input; an elementwise op's batched
+  /// operands) available per image.
+  bool joins(Operation *op) const {
+    if (op->getNumResults() == 0 || op->getNumRegions() != 0 ||
+        !llvm::all_of(op->getResults(), [&](Value result) {
+          return isBatched(result, region.batch);
+        }))
+      return false;
+    if (isa<ConvOp, MaxPoolOp, AvgPoolOp>(op)) {
+      Value input = op->getOperand(0);
+      if (!isPerImage(input))
+        return false;
+      int64_t in = bytesPerImage(input, region.batch);
+      int64_t out = bytesPerImage(op->getResult(0), region.batch);
+      // One that shrinks a result of the region joins too: the batch's
+      // activations are joined after it, smaller.
+      return std::max(in, out) >= minImageBytes ||
+             (!isa<BlockArgument>(input) && out < in);
+    }
+    if (!op->hasTrait<kiln::OpTrait::Elementwise>())
+      return false;
+    // Operands of the result's rank with dim 0 = N hold per-image data;
+    // the others broadcast over the batch.
+    auto rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    return llvm::all_of(op->getOperands(), [&](Value operand) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      bool broadcasts =
+          type && (type.getRank() < rank ||
+                   (type.hasStaticShape() && type.getDimSize(0) == 1));
+      return broadcasts || isPerImage(operand);
+    });
+  }
+
+  int64_t minImageBytes;
+  Region region;
+};
+
+/// `type` with dim 0 = 1.
+RankedTensorType oneImage(Type type) {
+  auto ranked = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  shape[0] = 1;
+  return ranked.clone(shape);
+}
+
+/// Clones `region`'s ops once per image before its end, and replaces the
+/// uses of its values after it by the images' results joined along dim 0.
+void splitImages(const Region &region) {
+  Operation *end = region.end;
+  OpBuilder b(end);
+  int64_t batch = region.batch;
+  SmallVector<IRMapping> images(batch);
+  for (Value argument : region.arguments) {
+    SmallVector<Type> pieces(batch, oneImage(argument.getType()));
+    auto split = SplitOp::create(b, argument.getLoc(), pieces, argument,
+                                 /*axis=*/0, SmallVector<int64_t>(batch, 1));
+    for (int64_t image = 0; image < batch; ++image)
+      images[image].map(argument, split.getResult(image));
+  }
+  for (int64_t image = 0; image < batch; ++image)
+    for (Operation *op : region.ops) {
+      Operation *copy = b.clone(*op, images[image]);
+      for (OpResult result : copy->getResults())
+        result.setType(oneImage(result.getType()));
+    }
+  for (Operation *op : region.ops)
+    for (Value result : op->getResults()) {
+      bool usedAfter = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return !region.ops.contains(user);
+      });
+      if (!usedAfter)
+        continue;
+      SmallVector<Value> pieces;
+      for (const IRMapping &image : images)
+        pieces.push_back(image.lookup(result));
+      auto joined = ConcatOp::create(b, result.getLoc(), result.getType(),
+                                     pieces, /*axis=*/0);
+      result.replaceUsesWithIf(joined, [&](OpOperand &use) {
+        return !region.ops.contains(use.getOwner());
+      });
+    }
+  for (Operation *op : llvm::reverse(region.ops))
+    op->erase();
+}
+
+struct SplitBatchPass : public kiln::impl::KilnSplitBatchBase<SplitBatchPass> {
+  using KilnSplitBatchBase::KilnSplitBatchBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    int64_t batch = batchOf(func);
+    if (batch < 2 || batch > maxImages)
+      return;
+    if (std::optional<Region> region =
+            RegionFinder(batch, minImageBytes).find(func))
+      splitImages(*region);
+  }
+};
+
+} // namespace
