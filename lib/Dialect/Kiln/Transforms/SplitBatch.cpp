@@ -88,7 +88,7 @@ public:
       region.ops.insert(&op);
       hasWindowOp |= isa<ConvOp, MaxPoolOp, AvgPoolOp>(op);
       for (Value operand : op.getOperands())
-        if (isa<BlockArgument>(operand) && isBatched(operand, region.batch))
+        if (isa<BlockArgument>(operand) && isPerImage(operand))
           region.arguments.insert(operand);
     }
     if (!hasWindowOp || !region.end)
@@ -120,8 +120,12 @@ private:
         }))
       return false;
     if (isa<ConvOp, MaxPoolOp, AvgPoolOp>(op)) {
+      // Only the input is per image: a filter or bias that is (an argument
+      // whose dim 0 happens to be N) would be cut into images with it.
       Value input = op->getOperand(0);
-      if (!isPerImage(input))
+      if (!isPerImage(input) ||
+          llvm::any_of(op->getOperands().drop_front(),
+                       [&](Value operand) { return isPerImage(operand); }))
         return false;
       int64_t in = bytesPerImage(input, region.batch);
       int64_t out = bytesPerImage(op->getResult(0), region.batch);

@@ -98,3 +98,16 @@ func.func @elementwise_only(%x: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> 
   %r = kiln.relu %x : tensor<2x4x16x16xf32> -> tensor<2x4x16x16xf32>
   return %r : tensor<2x4x16x16xf32>
 }
+
+// -----
+
+// A filter whose dim 0 happens to be the batch is not cut into images: the
+// convolution that reads it (1 KiB an image in) does not join, and nothing
+// is split.
+// CHECK-LABEL: func.func @filter_argument
+// CHECK-NOT: kiln.split
+// CHECK: kiln.conv %arg0, %arg1
+func.func @filter_argument(%x: tensor<2x4x8x8xf32>, %w: tensor<2x4x3x3xf32>) -> tensor<2x2x8x8xf32> {
+  %c = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<2x4x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<2x2x8x8xf32>
+  return %c : tensor<2x2x8x8xf32>
+}

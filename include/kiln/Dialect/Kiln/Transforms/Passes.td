@@ -110,10 +110,11 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
     dim 0 = N > 1) and collects the region of ops that each image can run
     alone: convolutions and pools of a batched input, and elementwise ops
     whose batched operands (dim 0 = N) all come from the region (their other
-    operands broadcast over the batch). A convolution or pool joins only
-    when it is large: its input or result takes at least `min-image-bytes`
-    an image. The first op that reads the region or a batched argument and
-    does not join ends it. The region's ops are then cloned once per image,
+    operands broadcast over the batch). A convolution or pool joins when
+    it is large (its input or result takes at least `min-image-bytes` an
+    image) or when it shrinks a value of the region (the batch is then
+    joined after it, smaller). The first op that reads the region or a
+    batched argument and does not join ends it. The region's ops are then cloned once per image,
     on the arguments' `kiln.split` pieces, with dim 0 of every type 1; the
     values used after the region are joined by `kiln.concat`. Functions
     without such a region, or with a batch above `max-images` (each image
