@@ -198,7 +198,53 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
              llvm::reverse(kernel.getBody().front().getOperations())))
       if (isOpTriviallyDead(&op))
         rewriter.eraseOp(&op);
+    for (auto loop : kernel.getBody().getOps<scf::ForallOp>())
+      writeProducerIntoOutput(rewriter, loop);
     return success();
+  }
+
+  /// In a tile, an elementwise producer read by the last op (softmax's exp,
+  /// read by the sum and then by the scale that writes the output) writes
+  /// a tile-sized temporary, and the last op reads it back while its own
+  /// stores miss L1 on the output's lines. With the producer writing the
+  /// output tile itself and the last op updating it in place, those misses
+  /// come during the producer's arithmetic and the last op's stores hit L1.
+  void writeProducerIntoOutput(IRRewriter &rewriter, scf::ForallOp loop) {
+    auto yielding = loop.getTerminator().getYieldingOps();
+    if (!llvm::hasSingleElement(yielding))
+      return;
+    auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(*yielding.begin());
+    auto last = insert ? insert.getSource().getDefiningOp<linalg::GenericOp>()
+                       : linalg::GenericOp();
+    if (!writesElementwise(last))
+      return;
+    OpOperand &lastInit = last.getDpsInitsMutable()[0];
+    Value output = lastInit.get();
+    auto slice = output.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !output.hasOneUse())
+      return;
+    for (OpOperand *input : last.getDpsInputOperands()) {
+      auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+      if (!last.getMatchingIndexingMap(input).isIdentity() ||
+          !writesElementwise(producer) ||
+          producer->getBlock() != last->getBlock() ||
+          producer->getResult(0).getType() != output.getType() ||
+          !producer.getDpsInits()[0].hasOneUse())
+        continue;
+      rewriter.modifyOpInPlace(slice, [&] { slice->moveBefore(producer); });
+      rewriter.modifyOpInPlace(
+          producer, [&] { producer.getDpsInitsMutable()[0].assign(output); });
+      rewriter.modifyOpInPlace(
+          last, [&] { lastInit.assign(producer->getResult(0)); });
+      return;
+    }
+  }
+
+  /// All-parallel with one result, written at the loops' index (its inputs
+  /// may be broadcast, as softmax's row maximum and sum).
+  static bool writesElementwise(linalg::GenericOp op) {
+    return op && op.getNumReductionLoops() == 0 && op->getNumResults() == 1 &&
+           op.getMatchingIndexingMap(&op.getDpsInitsMutable()[0]).isIdentity();
   }
 };
 

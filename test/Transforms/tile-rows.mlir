@@ -3,17 +3,20 @@
 
 // Softmax over rows of 128 floats (512 bytes): 32 rows (16 KiB) per tile,
 // the max, exp, sum and scale of a tile all inside one scf.forall, the exp
-// computed once, the keep-dims [64 x 1] accumulators reduced to [32].
+// computed once, the keep-dims [64 x 1] accumulators reduced to [32]. The
+// exp is written into the tile of the output, and the scale updates it in
+// place (no tile-sized temporary).
 // CHECK-LABEL: func.func @softmax
 // CHECK-NOT: linalg.generic
 // CHECK: scf.forall (%[[I:.*]]) = (0) to (64) step (32) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<64x128xf32>)
 // CHECK: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[I]], 0] [32, 128] [1, 1]
 // CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<32x128xf32>) outs(%{{.*}} : tensor<32xf32>)
 // CHECK: arith.maxnumf
-// CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX]] : tensor<32x128xf32>, tensor<32xf32>)
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [32, 128] [1, 1]
+// CHECK: %[[EXP:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[MAX]] : tensor<32x128xf32>, tensor<32xf32>) outs(%[[TILE]] : tensor<32x128xf32>)
 // CHECK: math.exp
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[EXP]] : tensor<32x128xf32>)
-// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<32x128xf32>, tensor<32xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<32x128xf32>, tensor<32xf32>) outs(%[[EXP]] : tensor<32x128xf32>)
 // CHECK: tensor.parallel_insert_slice %[[Y]] into %[[OUT]][%[[I]], 0] [32, 128] [1, 1]
 // CHECK-NOT: math.exp
 // CHECK: return
