@@ -428,6 +428,47 @@ double-precision loop over the same inputs.
 {markdown_table(FUSION_LIMIT_HEADERS, [fusion_limit_cells(r, markdown=True) for r in rows])}{failures}"""
 
 
+# Issue 7's target for the models' 1 -> 2 thread speedup.
+SCALING_TARGET = 1.85
+
+
+def _scaling_rows(results) -> list:
+    """Per model timed ok on 1 thread and on more: each engine's time on 1
+    thread over its time on the most threads."""
+    by_key = {}
+    for r in results:
+        if r.status == "ok":
+            by_key.setdefault(r.key, {})[r.threads] = r
+    rows = []
+    for key, runs in by_key.items():
+        most = max(runs)
+        if 1 not in runs or most == 1:
+            continue
+        cells = [key, str(most)]
+        for engine in ("kiln", "ort"):
+            one, many = median_ms(runs[1], engine), median_ms(runs[most], engine)
+            cells.append(f"{one / many:.2f}x" if one and many else "-")
+        rows.append(cells)
+    return rows
+
+
+def _scaling_section(results) -> str:
+    rows = _scaling_rows(results)
+    if not rows:
+        return ""
+    table = markdown_table(["model", "threads", "kiln speedup over 1 thread",
+                            "ORT speedup over 1 thread"], rows)
+    return f"""## Thread scaling
+
+Each engine's median time on 1 thread over its median time on the most threads, from the
+table above (issue 7's target for kiln's models on 2 threads: {SCALING_TARGET}x). Noisy rows
+(above) make these ratios noisy too.
+
+{table}
+
+"""
+
+
 def _summary(results) -> str:
     """Rows ok, and per thread count how often kiln is faster and the
     geometric mean speedup."""
@@ -530,7 +571,7 @@ inference, median of the rounds (lowest-highest round median in parentheses).
 
 {chart_lines}
 
-{fusion_limit}## Failures
+{_scaling_section(results)}{fusion_limit}## Failures
 
 {_failures_section(results)}
 
