@@ -4,7 +4,8 @@ kiln-run must match ONNX Runtime (the reference) on the same random inputs:
 |kiln - ort| <= 1e-5 + 1e-4 * |ort| elementwise (f32).
 
 Models: an MLP, a ResNet-style CNN (224x224; on the CPU target also at batch
-3, its layers run image by image down to 8 KiB an image: kiln-split-batch),
+3, its layers run image by image down to 8 KiB an image, or in pieces of 2
+and 1 images: kiln-split-batch),
 a BERT-style encoder layer and a GPT-style decoder block with a causal mask,
 all with random weights (fixed seeds). Each runs on 1 thread and on a pool
 of 2.
@@ -164,12 +165,16 @@ def main():
             rtol, atol = (float(v) for v in a.split("=", 1)[1].split(","))
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
               "gpt_block": gpt_block()}
-    # The CPU target's run also checks a batched CNN split per image through
-    # most of its layers (every convolution or pool of at least 8 KiB an
-    # image); the CUDA mapping keeps batches whole.
-    model_args = {"resnet_cnn_batch3_split": ["--split-batch-bytes=8192"]}
+    # The CPU target's run also checks a batched CNN split through most of
+    # its layers (every convolution or pool of at least 8 KiB an image):
+    # image by image, and in pieces of 2 and 1 images; the CUDA mapping
+    # keeps batches whole.
+    model_args = {"resnet_cnn_batch3_split": ["--split-batch-bytes=8192"],
+                  "resnet_cnn_batch3_pieces": ["--split-batch-bytes=8192",
+                                               "--split-batch-pieces=2"]}
     if not compile_args:
         models["resnet_cnn_batch3_split"] = resnet_cnn(batch=3)
+        models["resnet_cnn_batch3_pieces"] = resnet_cnn(batch=3)
     with tempfile.TemporaryDirectory() as work:
         results = [check(name, model, dims, bin_dir, work,
                          list(compile_args) + model_args.get(name, []), rtol, atol)

@@ -137,6 +137,11 @@ cl::opt<int64_t> splitBatchBytes(
              "(kiln-split-batch); 0: none; default: the target's (half of a "
              "core's L2)"),
     cl::init(-1), cl::Hidden);
+cl::opt<int64_t> splitBatchPieces(
+    "split-batch-pieces",
+    cl::desc("Tuning: the most pieces (copies of the layers' code) "
+             "kiln-split-batch cuts a batch into"),
+    cl::init(16), cl::Hidden);
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -414,7 +419,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                      ? int64_t(splitBatchBytes)
                      : kiln::cpu::splitBatchMinImageBytes(**machine);
   if (failed(runPipeline("form kernels", [&](OpPassManager &pm) {
-        kiln::cpu::buildKernelPipeline(pm, splitBytes);
+        kiln::cpu::buildKernelPipeline(pm, splitBytes, splitBatchPieces);
       })))
     return 1;
   std::vector<kiln::KernelCost> kernels;

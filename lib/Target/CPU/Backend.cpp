@@ -189,9 +189,11 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
 // Pass pipelines
 //===----------------------------------------------------------------------===//
 
-void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes) {
+void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes,
+                         int64_t splitBatchPieces) {
   if (splitBatchBytes > 0)
-    pm.addNestedPass<func::FuncOp>(createKilnSplitBatch({splitBatchBytes}));
+    pm.addNestedPass<func::FuncOp>(
+        createKilnSplitBatch({splitBatchBytes, splitBatchPieces}));
   pm.addNestedPass<func::FuncOp>(createKilnFuseKernels());
 }
 

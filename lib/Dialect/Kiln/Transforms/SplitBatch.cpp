@@ -8,7 +8,8 @@
 // convolution before them, docs/backend.md). This pass runs the large first
 // layers image by image: their ops are cloned per image on `kiln.split`
 // pieces of the batched arguments, and the values used after them are
-// joined by `kiln.concat`.
+// joined by `kiln.concat`. A batch of more than `max-pieces` images is cut
+// into that many pieces of a few images each, which bounds the code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -152,33 +153,45 @@ private:
   Region region;
 };
 
-/// `type` with dim 0 = 1.
-RankedTensorType oneImage(Type type) {
+/// `type` with dim 0 = `images`.
+RankedTensorType withImages(Type type, int64_t images) {
   auto ranked = cast<RankedTensorType>(type);
   SmallVector<int64_t> shape(ranked.getShape());
-  shape[0] = 1;
+  shape[0] = images;
   return ranked.clone(shape);
 }
 
-/// Clones `region`'s ops once per image before its end, and replaces the
-/// uses of its values after it by the images' results joined along dim 0.
-void splitImages(const Region &region) {
+/// Images per piece of a batch of `batch` cut into at most `maxPieces`
+/// pieces: as even as whole pieces allow, the last one smaller.
+SmallVector<int64_t> pieceSizes(int64_t batch, int64_t maxPieces) {
+  int64_t size = llvm::divideCeil(batch, std::max<int64_t>(maxPieces, 1));
+  SmallVector<int64_t> sizes;
+  for (int64_t first = 0; first < batch; first += size)
+    sizes.push_back(std::min(size, batch - first));
+  return sizes;
+}
+
+/// Clones `region`'s ops once per piece of the batch (`sizes` images
+/// each) before its end, and replaces the uses of its values after it by
+/// the pieces' results joined along dim 0.
+void splitImages(const Region &region, ArrayRef<int64_t> sizes) {
   Operation *end = region.end;
   OpBuilder b(end);
-  int64_t batch = region.batch;
-  SmallVector<IRMapping> images(batch);
+  SmallVector<IRMapping> pieces(sizes.size());
   for (Value argument : region.arguments) {
-    SmallVector<Type> pieces(batch, oneImage(argument.getType()));
-    auto split = SplitOp::create(b, argument.getLoc(), pieces, argument,
-                                 /*axis=*/0, SmallVector<int64_t>(batch, 1));
-    for (int64_t image = 0; image < batch; ++image)
-      images[image].map(argument, split.getResult(image));
+    auto types = llvm::map_to_vector(sizes, [&](int64_t size) -> Type {
+      return withImages(argument.getType(), size);
+    });
+    auto split = SplitOp::create(b, argument.getLoc(), types, argument,
+                                 /*axis=*/0, sizes);
+    for (auto [piece, result] : llvm::zip(pieces, split.getResults()))
+      piece.map(argument, result);
   }
-  for (int64_t image = 0; image < batch; ++image)
+  for (auto [piece, size] : llvm::zip(pieces, sizes))
     for (Operation *op : region.ops) {
-      Operation *copy = b.clone(*op, images[image]);
+      Operation *copy = b.clone(*op, piece);
       for (OpResult result : copy->getResults())
-        result.setType(oneImage(result.getType()));
+        result.setType(withImages(result.getType(), size));
     }
   for (Operation *op : region.ops)
     for (Value result : op->getResults()) {
@@ -187,11 +200,10 @@ void splitImages(const Region &region) {
       });
       if (!usedAfter)
         continue;
-      SmallVector<Value> pieces;
-      for (const IRMapping &image : images)
-        pieces.push_back(image.lookup(result));
+      auto parts = llvm::map_to_vector(
+          pieces, [&](const IRMapping &piece) { return piece.lookup(result); });
       auto joined = ConcatOp::create(b, result.getLoc(), result.getType(),
-                                     pieces, /*axis=*/0);
+                                     parts, /*axis=*/0);
       result.replaceUsesWithIf(joined, [&](OpOperand &use) {
         return !region.ops.contains(use.getOwner());
       });
@@ -208,11 +220,11 @@ struct SplitBatchPass : public kiln::impl::KilnSplitBatchBase<SplitBatchPass> {
     if (func.isExternal())
       return;
     int64_t batch = batchOf(func);
-    if (batch < 2 || batch > maxImages)
+    if (batch < 2 || maxPieces < 2)
       return;
     if (std::optional<Region> region =
             RegionFinder(batch, minImageBytes).find(func))
-      splitImages(*region);
+      splitImages(*region, pieceSizes(batch, maxPieces));
   }
 };
 

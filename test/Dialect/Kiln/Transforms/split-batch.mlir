@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024" -split-input-file | FileCheck %s
-// RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-images=1" -split-input-file | FileCheck %s --check-prefix=NOT-SPLIT
+// RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-pieces=1" -split-input-file | FileCheck %s --check-prefix=NOT-SPLIT
+// RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-pieces=2" -split-input-file | FileCheck %s --check-prefix=PIECES
 
 // A convolution whose result takes 1 KiB an image, its ReLU6 (a clamp) and
 // a product with a scale broadcast over the batch run per image: the input
@@ -110,4 +111,21 @@ func.func @elementwise_only(%x: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> 
 func.func @filter_argument(%x: tensor<2x4x8x8xf32>, %w: tensor<2x4x3x3xf32>) -> tensor<2x2x8x8xf32> {
   %c = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<2x4x8x8xf32>, tensor<2x4x3x3xf32>) -> tensor<2x2x8x8xf32>
   return %c : tensor<2x2x8x8xf32>
+}
+
+// -----
+
+// A batch of 5 in at most 2 pieces: pieces of 3 and 2 images, each with
+// its own copy of the region.
+// CHECK-LABEL: func.func @pieces
+// CHECK: kiln.split %arg0 axis = 0 sizes = [1, 1, 1, 1, 1]
+// PIECES-LABEL: func.func @pieces
+// PIECES: %[[X:.*]]:2 = kiln.split %arg0 axis = 0 sizes = [3, 2] : tensor<5x2x8x8xf32> -> tensor<3x2x8x8xf32>, tensor<2x2x8x8xf32>
+// PIECES-NEXT: %[[C0:.*]] = kiln.conv %[[X]]#0, {{.*}} -> tensor<3x4x8x8xf32>
+// PIECES-NEXT: %[[C1:.*]] = kiln.conv %[[X]]#1, {{.*}} -> tensor<2x4x8x8xf32>
+// PIECES-NEXT: kiln.concat %[[C0]], %[[C1]] axis = 0 : (tensor<3x4x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<5x4x8x8xf32>
+func.func @pieces(%x: tensor<5x2x8x8xf32>) -> tensor<5x4x8x8xf32> {
+  %w = kiln.constant dense<0.5> : tensor<4x2x3x3xf32>
+  %c = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<5x2x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<5x4x8x8xf32>
+  return %c : tensor<5x4x8x8xf32>
 }

@@ -116,17 +116,19 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
     joined after it, smaller). The first op that reads the region or a
     batched argument and does not join ends it. The region's ops are then cloned once per image,
     on the arguments' `kiln.split` pieces, with dim 0 of every type 1; the
-    values used after the region are joined by `kiln.concat`. Functions
-    without such a region, or with a batch above `max-images` (each image
-    gets its own copy of the region's code), are left alone.
+    values used after the region are joined by `kiln.concat`. Each piece
+    gets its own copy of the region's code, so a batch of more than
+    `max-pieces` images is cut into `max-pieces` pieces of several images
+    (as even as whole pieces allow, the last one smaller). Functions
+    without such a region are left alone.
   }];
   let options = [
     Option<"minImageBytes", "min-image-bytes", "int64_t",
            /*default=*/"1048576",
            "Smallest per-image input or result of a convolution or pool "
            "that joins the region">,
-    Option<"maxImages", "max-images", "int64_t", /*default=*/"16",
-           "Largest batch split">,
+    Option<"maxPieces", "max-pieces", "int64_t", /*default=*/"16",
+           "Most pieces (copies of the region) a batch is cut into">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
