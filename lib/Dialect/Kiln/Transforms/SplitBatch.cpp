@@ -135,6 +135,17 @@ private:
       return std::max(in, out) >= minImageBytes ||
              (!isa<BlockArgument>(input) && out < in);
     }
+    // Layout changes that leave the batch dim alone (an NHWC input
+    // transposed to NCHW, an explicit spatial pad) move each image's data
+    // within the image.
+    if (auto transpose = dyn_cast<TransposeOp>(op))
+      return transpose.getPerm().front() == 0 &&
+             isPerImage(transpose.getInput());
+    if (auto pad = dyn_cast<PadOp>(op)) {
+      ArrayRef<int64_t> pads = pad.getPads();
+      return pads.front() == 0 && pads[pads.size() / 2] == 0 &&
+             isPerImage(pad.getInput());
+    }
     if (!op->hasTrait<kiln::OpTrait::Elementwise>())
       return false;
     // Operands of the result's rank with dim 0 = N hold per-image data;

@@ -129,3 +129,24 @@ func.func @pieces(%x: tensor<5x2x8x8xf32>) -> tensor<5x4x8x8xf32> {
   %c = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<5x2x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<5x4x8x8xf32>
   return %c : tensor<5x4x8x8xf32>
 }
+
+// -----
+
+// An NHWC input transposed to NCHW and padded (dim 0 left alone) runs per
+// image with the convolution after it; a transpose that moves dim 0 does
+// not join, and ends the region.
+// CHECK-LABEL: func.func @nhwc_input
+// CHECK: %[[X:.*]]:2 = kiln.split %arg0 axis = 0 sizes = [1, 1] : tensor<2x8x8x2xf32>
+// CHECK-NEXT: %[[T0:.*]] = kiln.transpose %[[X]]#0 perm = [0, 3, 1, 2] : tensor<1x8x8x2xf32> -> tensor<1x2x8x8xf32>
+// CHECK-NEXT: %[[P0:.*]] = kiln.pad %[[T0]] {{.*}} : tensor<1x2x8x8xf32> -> tensor<1x2x10x10xf32>
+// CHECK-NEXT: kiln.conv %[[P0]], {{.*}} -> tensor<1x4x8x8xf32>
+// CHECK: %[[J:.*]] = kiln.concat {{.*}} -> tensor<2x4x8x8xf32>
+// CHECK-NEXT: kiln.transpose %[[J]] perm = [1, 0, 2, 3]
+func.func @nhwc_input(%x: tensor<2x8x8x2xf32>) -> tensor<4x2x8x8xf32> {
+  %w = kiln.constant dense<0.5> : tensor<4x2x3x3xf32>
+  %t = kiln.transpose %x perm = [0, 3, 1, 2] : tensor<2x8x8x2xf32> -> tensor<2x2x8x8xf32>
+  %p = kiln.pad %t pads = [0, 0, 1, 1, 0, 0, 1, 1] mode = constant : tensor<2x2x8x8xf32> -> tensor<2x2x10x10xf32>
+  %c = kiln.conv %p, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x2x10x10xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %u = kiln.transpose %c perm = [1, 0, 2, 3] : tensor<2x4x8x8xf32> -> tensor<4x2x8x8xf32>
+  return %u : tensor<4x2x8x8xf32>
+}

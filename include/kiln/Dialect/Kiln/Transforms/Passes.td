@@ -108,9 +108,10 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
 
     It walks the function's ops in order from its batched arguments (static
     dim 0 = N > 1) and collects the region of ops that each image can run
-    alone: convolutions and pools of a batched input, and elementwise ops
-    whose batched operands (dim 0 = N) all come from the region (their other
-    operands broadcast over the batch). A convolution or pool joins when
+    alone: convolutions and pools of a batched input, transposes and pads
+    that leave dim 0 alone, and elementwise ops whose batched operands (dim
+    0 = N) all come from the region (their other operands broadcast over
+    the batch). A convolution or pool joins when
     it is large (its input or result takes at least `min-image-bytes` an
     image) or when it shrinks a value of the region (the batch is then
     joined after it, smaller). The first op that reads the region or a
