@@ -221,7 +221,8 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
     OpOperand &lastInit = last.getDpsInitsMutable()[0];
     Value output = lastInit.get();
     auto slice = output.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice || !output.hasOneUse())
+    if (!slice || !output.hasOneUse() ||
+        last.payloadUsesValueFromOperand(&lastInit))
       return;
     for (OpOperand *input : last.getDpsInputOperands()) {
       auto producer = input->get().getDefiningOp<linalg::GenericOp>();
@@ -229,7 +230,10 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
           !writesElementwise(producer) ||
           producer->getBlock() != last->getBlock() ||
           producer->getResult(0).getType() != output.getType() ||
-          !producer.getDpsInits()[0].hasOneUse())
+          !producer.getDpsInits()[0].hasOneUse() ||
+          producer.payloadUsesValueFromOperand(
+              &producer.getDpsInitsMutable()[0]) ||
+          !availableBefore(slice, producer))
         continue;
       rewriter.modifyOpInPlace(slice, [&] { slice->moveBefore(producer); });
       rewriter.modifyOpInPlace(
@@ -238,6 +242,19 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
           last, [&] { lastInit.assign(producer->getResult(0)); });
       return;
     }
+  }
+
+  /// Whether `op`'s operands are all defined before `point` (in its block
+  /// or around it), so that `op` can move there.
+  static bool availableBefore(Operation *op, Operation *point) {
+    return llvm::all_of(op->getOperands(), [&](Value value) {
+      Operation *def = value.getDefiningOp();
+      Block *block =
+          def ? def->getBlock() : cast<BlockArgument>(value).getOwner();
+      if (block != point->getBlock())
+        return block->getParentOp()->isProperAncestor(point);
+      return !def || def->isBeforeInBlock(point);
+    });
   }
 
   /// All-parallel with one result, written at the loops' index (its inputs
