@@ -36,9 +36,11 @@ tiles, checked against ONNX Runtime:
   the window counts' division on the registers, ceil_mode).
 
 Each case runs with a batch of 2, on 1 and 2 threads. With --emulate-gpu,
-the same cases go through the CUDA target's mapping, run on the CPU.
+the same cases go through the CUDA target's mapping, run on the CPU. With
+--split-batch, every batched case runs image by image (kiln-split-batch down
+to 1 byte an image), so each lowering path also sees its ops per image.
 
-Usage: window_ops_vs_onnxruntime.py BIN_DIR [--emulate-gpu]
+Usage: window_ops_vs_onnxruntime.py BIN_DIR [--emulate-gpu | --split-batch]
 """
 
 import os
@@ -432,6 +434,9 @@ def main():
     bin_dir = sys.argv[1]
     targets = ([("gpu", ["--emulate-gpu"])] if "--emulate-gpu" in sys.argv[2:]
                else [(cpu, [f"--mcpu={cpu}"]) for cpu in CPUS])
+    if "--split-batch" in sys.argv[2:]:
+        targets = [(f"{target}.split", flags + ["--split-batch-bytes=1"])
+                   for target, flags in targets]
     results = []
     with tempfile.TemporaryDirectory() as work:
         for target, flags in targets:
