@@ -56,6 +56,10 @@ int64_t bytesPerImage(Value value, int64_t batch) {
   return type.getNumElements() / batch * llvm::divideCeil(bits, 8);
 }
 
+/// A convolution or pool: the ops whose size decides the region, and whose
+/// operand 0 alone is per image.
+bool isWindowOp(Operation *op) { return isa<ConvOp, MaxPoolOp, AvgPoolOp>(op); }
+
 /// The batch: dim 0 of the first argument of rank 2 or more whose dim 0 is
 /// static and above 1 (0 when none is).
 int64_t batchOf(func::FuncOp func) {
@@ -87,7 +91,7 @@ public:
         break;
       }
       region.ops.insert(&op);
-      hasWindowOp |= isa<ConvOp, MaxPoolOp, AvgPoolOp>(op);
+      hasWindowOp |= isWindowOp(&op);
       for (Value operand : op.getOperands())
         if (isa<BlockArgument>(operand) && isPerImage(operand))
           region.arguments.insert(operand);
@@ -120,7 +124,7 @@ private:
           return isBatched(result, region.batch);
         }))
       return false;
-    if (isa<ConvOp, MaxPoolOp, AvgPoolOp>(op)) {
+    if (isWindowOp(op)) {
       // Only the input is per image: a filter or bias that is (an argument
       // whose dim 0 happens to be N) would be cut into images with it.
       Value input = op->getOperand(0);
