@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Contraction microbenchmarks (Google Benchmark): the GEMM shapes of
-# bench/models.py (BERT, GPT-2, MLP and square classes) and its convolution
-# layer classes (ResNet and MobileNetV2 layers: bench/models.py LAYERS),
+# bench/models.py (BERT, GPT-2, MLP and square classes) and its layer
+# classes (ResNet's and MobileNetV2's convolutions, BERT's attention
+# matmuls: bench/models.py LAYERS),
 # compiled by kiln for AVX-512 (the host) and for AVX2 (--mcpu=x86-64-v3),
 # run on 1 and 2 threads; GFLOP/s and % of the measured single-core FMA peak
 # per thread as counters. Then kiln-pool-benchmark: the thread pool's
@@ -15,7 +16,7 @@ cd "$root"
 scripts/build.sh kiln-compile kiln-gemm-benchmark kiln-pool-benchmark >/dev/null
 work=build/bench/micro
 mkdir -p "$work"
-# The GEMM models of the benchmark suite and the convolution layers
+# The GEMM models of the benchmark suite and the layer classes
 # (generated into its cache), each as PATH=FLOPS.
 cases=$(python3 - <<'PY'
 import sys

@@ -332,6 +332,18 @@ def matmul(m: int, k: int, n: int) -> Callable[[int], onnx.ModelProto]:
     return build
 
 
+def batched_matmul(heads: int, m: int, k: int, n: int) -> Callable[[int], onnx.ModelProto]:
+    """[batch, heads, m, k] times [batch, heads, k, n], both inputs:
+    attention's activation x activation matmuls (Q K^T, P V)."""
+    def build(batch: int) -> onnx.ModelProto:
+        g = GraphBuilder(f"attention_{heads}x{m}x{k}x{n}", seed=13)
+        a = g.input("a", [batch, heads, m, k])
+        b = g.input("b", [batch, heads, k, n])
+        g.output(g.op("MatMul", [a, b]), "c")
+        return g.build()
+    return build
+
+
 def conv_layer(c_in: int, c_out: int, kernel: int, stride: int, groups: int,
                size: int) -> Callable[[int], onnx.ModelProto]:
     """One convolution with bias over [batch, c_in, size, size] ('same'
@@ -393,8 +405,9 @@ MODELS = [
 ]
 
 
-# The convolution layer classes of the CNNs above, for the microbenchmarks
-# (bench/micro.sh); not part of the side-by-side run.
+# The convolution layer classes of the CNNs above and the attention
+# matmuls of BERT's and GPT-2's layers (seq 128, 12 heads of 64), for the
+# microbenchmarks (bench/micro.sh); not part of the side-by-side run.
 LAYERS = [
     BenchModel(f"conv-{name}", 1, conv_layer(c_in, c_out, k, s, g, size), description)
     for name, c_in, c_out, k, s, g, size, description in (
@@ -409,6 +422,12 @@ LAYERS = [
         ("mobilenet-dw-14", 384, 384, 3, 1, 384, 14,
          "MobileNetV2 depthwise 3x3, 384 channels at 14"),
         ("mobilenet-1x1-7", 960, 160, 1, 1, 1, 7, "MobileNetV2 1x1, 960 -> 160 at 7"),
+    )
+] + [
+    BenchModel(f"attention-{name}", 1, batched_matmul(12, m, k, n), description)
+    for name, m, k, n, description in (
+        ("qk", 128, 64, 128, "attention Q K^T, 12 heads x 128 x 64 x 128"),
+        ("pv", 128, 128, 64, "attention P V, 12 heads x 128 x 128 x 64"),
     )
 ]
 

@@ -512,6 +512,8 @@ struct KernelTarget {
   int64_t kUnroll;
   /// Emit a remark describing each lowered matmul (explainPlan).
   bool explain;
+  /// Whether a narrow matmul may take a wider tile (widerPanelPays).
+  bool widePanels;
 };
 
 class MatmulEmitter {
@@ -520,11 +522,11 @@ public:
                 const KernelTarget &target, SymbolTable &symbols)
       : op(op), shape(shape), lanes(target.lanes),
         nrVectors(tileVectors(shape, target)),
-        mr(tileRows(shape.m, target.rows, nrVectors)), nr(lanes * nrVectors),
-        useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
-        l1Ways(target.l1Ways), l2Bytes(target.l2Bytes),
-        kUnroll(std::max<int64_t>(1, target.kUnroll)), explain(target.explain),
-        symbols(symbols), b(op), loc(op.getLoc()) {
+        mr(tileRows(shape.m, maxTileRows(target, nrVectors), nrVectors)),
+        nr(lanes * nrVectors), useFMA(target.useFMA),
+        halfRateVectors(target.halfRateVectors), l1Ways(target.l1Ways),
+        l2Bytes(target.l2Bytes), kUnroll(std::max<int64_t>(1, target.kUnroll)),
+        explain(target.explain), symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -1030,12 +1032,47 @@ private:
   static int64_t tileVectors(const MatmulShape &shape,
                              const KernelTarget &target) {
     int64_t vectors = target.vectors;
+    if (widerPanelPays(shape, target))
+      return kWidePanelVectors;
     if (!shape.windowedRows() || vectors <= 2)
       return vectors;
     int64_t half = target.l2Bytes / 2;
     bool outgrows = panelWorkingSetBytes(shape, vectors * target.lanes) > half;
     bool narrowFits = panelWorkingSetBytes(shape, 2 * target.lanes) <= half;
     return outgrows && narrowFits ? 2 : vectors;
+  }
+
+  /// Vectors per row of the wide tile that a narrow matmul takes instead of
+  /// the full-rate AVX-512 one (8 x 48): 6 x 64, the same 24 accumulators.
+  static constexpr int64_t kWidePanelVectors = 4;
+
+  /// Whether a plain matmul at most two 64-column panels wide needs fewer
+  /// of them than of the target's 48 columns: attention's P V (N = 64, the
+  /// head size) and Q K^T (N = 128, the sequence), whose 48-column panels
+  /// leave a last one of 16 or 32 columns. Each panel reads all of A again
+  /// and, with k only 64 or 128 steps, a narrow panel's tiles pay their
+  /// fixed cost for a third of the FMAs. BERT layer b8, 1 thread (Granite
+  /// Rapids-class core, `--profile`): Q K^T 1416 -> 1282 us, P V 1702 ->
+  /// 1524. Wider matmuls gain nothing (512^3, 1024^3, 64 x 1024 x 4096:
+  /// within noise or slower in 6 x 64 tiles), and only a 32-register
+  /// target with 3 vectors a row has the registers (24 accumulators, 4 B
+  /// vectors and a broadcast).
+  static bool widerPanelPays(const MatmulShape &shape,
+                             const KernelTarget &target) {
+    int64_t wide = kWidePanelVectors * target.lanes;
+    if (!target.widePanels || target.vectors != 3 || target.lanes != 16 ||
+        shape.windowedRows() || !shape.tapOffsets.empty() || shape.n > 2 * wide)
+      return false;
+    return llvm::divideCeil(shape.n, wide) <
+           llvm::divideCeil(shape.n, target.vectors * target.lanes);
+  }
+
+  /// The most rows of a tile of `vectors` vectors a row: the target's, or
+  /// as many as keep its accumulator count when the row is wider.
+  static int64_t maxTileRows(const KernelTarget &target, int64_t vectors) {
+    if (vectors <= target.vectors)
+      return target.rows;
+    return std::max<int64_t>(1, target.rows * target.vectors / vectors);
   }
 
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
@@ -2314,8 +2351,8 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
       }
     });
-    KernelTarget target{lanes,  rows,    vectors, fma,    halfRateVectors,
-                        l1Ways, l2Bytes, kUnroll, explain};
+    KernelTarget target{lanes,  rows,    vectors, fma,     halfRateVectors,
+                        l1Ways, l2Bytes, kUnroll, explain, widePanels};
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, target, symbols).emit();
   }

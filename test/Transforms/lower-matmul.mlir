@@ -10,6 +10,10 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3 k-unroll=4 l2-bytes=1048576 l1-ways=12" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN-SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 l2-bytes=131072" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NARROW
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 l2-bytes=262144" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOT-NARROW
+// RUN: kiln-opt %s --kiln-lower-matmul="vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE-PANEL
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-EXPLAIN
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-AVX2
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 wide-panels=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-OFF
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -1576,6 +1580,71 @@ func.func @unrolled_steps(%a: memref<16x130xf32>, %c: memref<16x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<16x130xf32>, memref<130x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// With 3 vectors a row (full-rate AVX-512), a matmul at most 128 columns
+// wide that fits fewer 64-column panels than 48-column ones (attention's
+// P V, N = 64; Q K^T, N = 128) takes 6 x 64 tiles: 24 accumulators, each
+// step 4 B vectors and 6 broadcasts. 13 rows: tiles of 6, 6 and 1.
+// WIDE-PANEL-LABEL: func.func @wide_panel
+// WIDE-PANEL: %{{.*}}:24 = scf.for
+// WIDE-PANEL-COUNT-4: vector.load %{{.*}} : memref<32x64xf32>, vector<16xf32>
+// WIDE-PANEL-COUNT-24: vector.fma
+// WIDE-PANEL-EXPLAIN: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 6 x 64 (4 x 16 lanes)
+// A 16-lane target with 2 vectors a row, or AVX2's 8 lanes, keeps its tile.
+// EXPLAIN: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 8 x 32 (2 x 16 lanes)
+// WIDE-PANEL-AVX2: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 4 x 24 (3 x 8 lanes)
+// Without wide-panels (kiln-compile --matmul-tile), the target's tile.
+// WIDE-PANEL-OFF: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 8 x 48 (3 x 16 lanes)
+func.func @wide_panel(%a: memref<2x13x16xf32>, %b: memref<2x16x64xf32>, %c: memref<2x13x64xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x13x16xf32>, memref<2x16x64xf32>) outs(%c : memref<2x13x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// 100 columns: 2 panels of 64 (the second 36 wide, its last vector
+// masked) against 3 of 48. 144 columns are 3 whole 48-column panels: the tile stays.
+// WIDE-PANEL-EXPLAIN: remark: matmul: 8 x 16 x 100 (M x K x N); tile 6 x 64 (4 x 16 lanes)
+// WIDE-PANEL-EXPLAIN: remark: matmul: 8 x 16 x 144 (M x K x N); tile 8 x 48 (3 x 16 lanes)
+// WIDE-PANEL-LABEL: func.func @wide_panel_ragged
+// WIDE-PANEL: vector.maskedstore
+func.func @wide_panel_ragged(%a: memref<8x16xf32>, %b: memref<16x100xf32>, %c: memref<8x100xf32>,
+                             %b2: memref<16x144xf32>, %c2: memref<8x144xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x16xf32>, memref<16x100xf32>) outs(%c : memref<8x100xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b2 : memref<8x16xf32>, memref<16x144xf32>) outs(%c2 : memref<8x144xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32

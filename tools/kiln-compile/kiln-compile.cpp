@@ -480,6 +480,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     cpuOptions.emulateGPU = emulateGPU;
     cpuOptions.explainMatmuls = explainMatmuls;
     if (!matmulTile.empty()) {
+      // The given tile for every matmul, the narrow ones too.
+      cpuOptions.matmulWidePanels = false;
       auto [rows, vectors] = llvm::StringRef(matmulTile).split('x');
       if (rows.getAsInteger(10, cpuOptions.matmulRows) ||
           vectors.getAsInteger(10, cpuOptions.matmulVectors) ||
