@@ -411,6 +411,14 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     llvm::errs() << "error: " << llvm::toString(machine.takeError()) << "\n";
     return 1;
   }
+  if ((splitBatchBytes.getNumOccurrences() && splitBatchBytes < 0) ||
+      splitBatchPieces < 1) {
+    llvm::errs() << "error: --split-batch-bytes=" << splitBatchBytes
+                 << " --split-batch-pieces=" << splitBatchPieces
+                 << ": expected bytes >= 0 (0: no split) and pieces >= 1 "
+                    "(1: the batch whole)\n";
+    return 1;
+  }
   // The CPU target's kernels run a batch's large first layers image by
   // image; the CUDA target's have the whole batch to spread over the GPU.
   int64_t splitBytes = 0;
