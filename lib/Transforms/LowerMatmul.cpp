@@ -49,7 +49,9 @@
 
 #include "llvm/Support/CheckedArithmetic.h"
 
+#include <functional>
 #include <limits>
+#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_LOWERMATMUL
@@ -571,6 +573,8 @@ public:
       rhs = flatten(staged[1] ? staged[1]->view : op.getDpsInputs()[1], 2);
     }
     out = flatten(result, 2);
+    if (permuted && permuted->innerRows)
+      permuted->rowsLastView = rowsLastView();
     if (epilogue)
       epilogue->prepare(b, loc);
     // Constant operands (weights) are packed now; the others per call when
@@ -1192,15 +1196,55 @@ private:
     SmallVector<int64_t> shape;
     /// C's columns as the kernel stores them.
     int64_t columns;
+    /// 0 when the transpose keeps the last dim last; else it moves C's rows
+    /// last (attention's K^T: [B, S, H, D] -> [B, H, D, S]), and this many
+    /// consecutive rows of C (S) form each row of its output.
+    int64_t innerRows = 0;
+    /// With innerRows, the transpose's output as [rows / innerRows *
+    /// columns, innerRows]: row (r / innerRows) * columns + c holds C's
+    /// column c of that block of rows.
+    Value rowsLastView;
   };
+
+  /// The dims `[a, p)` of `shape` (C's result reshaped, rows then columns)
+  /// that `permutation` moves last when it reads [dims before a, the
+  /// column dims from p in order, dims a to p] (K^T: [B, S, H, D] with
+  /// perm [0, 2, 3, 1]): their element count, 0 if it does not.
+  static int64_t innerRowsMovedLast(ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> permutation,
+                                    int64_t columns) {
+    int64_t rank = shape.size(), p = rank, trailing = 1;
+    while (p > 0 && trailing < columns)
+      trailing *= shape[--p];
+    if (trailing != columns || p == 0)
+      return 0;
+    for (int64_t a = 0; a < p; ++a) {
+      SmallVector<int64_t> expected;
+      for (int64_t d = 0; d < a; ++d)
+        expected.push_back(d);
+      for (int64_t d = p; d < rank; ++d)
+        expected.push_back(d);
+      for (int64_t d = a; d < p; ++d)
+        expected.push_back(d);
+      if (ArrayRef(expected) == permutation)
+        return std::accumulate(shape.begin() + a, shape.begin() + p, int64_t(1),
+                               std::multiplies<int64_t>());
+    }
+    return 0;
+  }
 
   /// The linalg.transpose that reads the kernel's final result (C, or the
   /// epilogue's output), directly or reshaped, when nothing else reads that
-  /// result and the transpose keeps the last dim last in whole vectors: a
-  /// head split [B, S, H, D] -> [B, H, S, D] after attention's Q and V
-  /// projections, or the merge back after P V. Each stored vector then lies
-  /// in one line of D values of the transpose's output, and the kernel
-  /// stores it there (storePermuted) instead of the transpose copying it.
+  /// result and either
+  /// - the transpose keeps the last dim last in whole vectors: a head split
+  ///   [B, S, H, D] -> [B, H, S, D] after attention's Q and V projections,
+  ///   or the merge back after P V. Each stored vector then lies in one line
+  ///   of D values of the transpose's output, and the kernel stores it there
+  ///   (storePermuted) instead of the transpose copying it; or
+  /// - it moves C's rows last, each tile's rows within one row of its
+  ///   output (innerRowsMovedLast): attention's K^T. The kernel transposes
+  ///   the tile in registers, as for a convolution's pixels as rows, and
+  ///   stores each column's rows in that row (storeRowsLast).
   std::optional<PermutedTarget> findPermutedTarget(int64_t columns) {
     if (transposeCopy || shape.shiftsB() || (epilogue && epilogue->getPitch()))
       return std::nullopt;
@@ -1222,12 +1266,21 @@ private:
     ArrayRef<int64_t> permutation = transpose.getPermutation();
     auto inputType = cast<MemRefType>(input.getType());
     Value output = transpose.getInit();
+    if (!inputType.hasStaticShape() || !kiln::isDenseF32Buffer(output) ||
+        !kiln::isDenseF32Buffer(result))
+      return std::nullopt;
     // Whole vectors of C's rows land in whole vectors of the last dim when
     // both are a whole number of vectors long.
-    if (permutation.back() != int64_t(permutation.size()) - 1 ||
-        !inputType.hasStaticShape() || inputType.getShape().back() % lanes ||
-        columns % lanes || !kiln::isDenseF32Buffer(output) ||
-        !kiln::isDenseF32Buffer(result))
+    bool keepsLast = permutation.back() == int64_t(permutation.size()) - 1;
+    if (keepsLast && (inputType.getShape().back() % lanes || columns % lanes))
+      return std::nullopt;
+    // Moving the rows last: every tile full (M a whole number of them) and
+    // within one output row, its transposed columns at most a vector.
+    int64_t innerRows = keepsLast ? 0
+                                  : innerRowsMovedLast(inputType.getShape(),
+                                                       permutation, columns);
+    if (!keepsLast && (!innerRows || innerRows % mr || shape.m % mr ||
+                       int64_t(llvm::PowerOf2Ceil(mr)) > lanes))
       return std::nullopt;
     for (Operation *user : result.getUsers())
       if (user != last && user != op && user != transpose && user != reshape &&
@@ -1242,8 +1295,26 @@ private:
       if (!alloc->isBeforeInBlock(op))
         alloc->moveBefore(op);
     }
-    return PermutedTarget{transpose, reshape,
-                          llvm::to_vector(inputType.getShape()), columns};
+    return PermutedTarget{
+        transpose, reshape,   llvm::to_vector(inputType.getShape()),
+        columns,   innerRows, Value()};
+  }
+
+  /// The transpose's output as [rows / innerRows * columns, innerRows]
+  /// (PermutedTarget::rowsLastView): its leading dims (the row blocks and
+  /// C's columns) collapsed, then the moved rows.
+  Value rowsLastView() {
+    Value output = permuted->transpose.getInit();
+    int64_t rank = cast<MemRefType>(output.getType()).getRank();
+    int64_t inner = 0;
+    for (int64_t size = 1; size < permuted->innerRows; ++inner)
+      size *=
+          permuted
+              ->shape[permuted->transpose.getPermutation()[rank - 1 - inner]];
+    SmallVector<ReassociationIndices> groups(2);
+    for (int64_t d = 0; d < rank; ++d)
+      groups[d < rank - inner ? 0 : 1].push_back(d);
+    return memref::CollapseShapeOp::create(b, loc, output, groups);
   }
 
   /// Stores `acc`, the values from (`row`, `column`) of the kernel's final
@@ -1905,6 +1976,18 @@ private:
       return;
     }
     bool applies = epilogue && finishes;
+    if (finishes && permuted && permuted->innerRows) {
+      SmallVector<Value> applied(sums);
+      if (applies)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < vectors; ++j) {
+            Value &acc = applied[r * vectors + j];
+            acc = epilogue->apply(b, loc, acc, add(row0, r), column(j),
+                                  partial(j) ? mask : Value());
+          }
+      storeRowsLast(applied, rows, width, row0, col0);
+      return;
+    }
     Value target = applies ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
@@ -2099,45 +2182,86 @@ private:
   /// stored (masked to `rows`) after the epilogue is applied on them.
   void storeTransposed(ValueRange acc, int64_t rows, int64_t width, Value batch,
                        Value pixel0, Value channel0) {
-    int64_t vectors = llvm::divideCeil(width, lanes);
-    int64_t block = llvm::PowerOf2Ceil(rows);
-    Value mask;
-    if (rows < block)
-      mask = vector::ConstantMaskOp::create(
-          b, loc, VectorType::get({block}, b.getI1Type()),
-          ArrayRef<int64_t>{rows});
-    Value zero = zeroVector(lanes);
     Value target = epilogue ? epilogue->output() : out;
     Value row0 = add(mul(batch, shape.n), channel0);
+    Value mask = rowsMask(rows);
+    forEachColumn(acc, rows, width, [&](int64_t column, Value pixels) {
+      Value row = add(row0, column);
+      if (epilogue)
+        pixels = epilogue->apply(b, loc, pixels, row, pixel0, mask);
+      storeColumn(pixels, rows, mask, target, row, pixel0);
+    });
+  }
+
+  /// Stores a tile whose rows the transpose after the kernel moves last
+  /// (PermutedTarget::innerRows): each of C's columns `col0 + c` holds the
+  /// tile's `rows` values in one row of the transpose's output, from
+  /// column `row0 mod innerRows` (findPermutedTarget keeps a tile within
+  /// one block of innerRows).
+  void storeRowsLast(ValueRange acc, int64_t rows, int64_t width, Value row0,
+                     Value col0) {
+    Value inner = index(permuted->innerRows);
+    Value block = arith::DivUIOp::create(b, loc, row0, inner);
+    Value first = arith::RemUIOp::create(b, loc, row0, inner);
+    Value rowOfColumn0 = add(mul(block, permuted->columns), col0);
+    Value mask = rowsMask(rows);
+    forEachColumn(acc, rows, width, [&](int64_t column, Value values) {
+      storeColumn(values, rows, mask, permuted->rowsLastView,
+                  add(rowOfColumn0, column), first);
+    });
+  }
+
+  /// A mask of the first `rows` lanes of PowerOf2Ceil(rows), or null when
+  /// that is all of them.
+  Value rowsMask(int64_t rows) {
+    int64_t block = llvm::PowerOf2Ceil(rows);
+    if (rows == block)
+      return Value();
+    return vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({block}, b.getI1Type()),
+        ArrayRef<int64_t>{rows});
+  }
+
+  /// Transposes a tile in registers (`acc`: `rows` x ceil(width / lanes)
+  /// vectors, row-major) and hands each of its `width` columns to `use`
+  /// as one vector of PowerOf2Ceil(rows) lanes, the first `rows` its
+  /// values.
+  void forEachColumn(ValueRange acc, int64_t rows, int64_t width,
+                     function_ref<void(int64_t, Value)> use) {
+    int64_t vectors = llvm::divideCeil(width, lanes);
+    int64_t block = llvm::PowerOf2Ceil(rows);
+    Value zero = zeroVector(lanes);
     for (int64_t j = 0; j < vectors; ++j) {
       SmallVector<Value> columns;
       for (int64_t r = 0; r < block; ++r)
         columns.push_back(r < rows ? acc[r * vectors + j] : zero);
       kiln::transposeBlock(b, loc, columns);
-      // Channel i of this vector: vector i mod block, lanes from
+      // Column i of this vector: vector i mod block, lanes from
       // (i / block) * block.
-      for (int64_t i = 0; i < lanes && j * lanes + i < width; ++i) {
-        Value pixels = lanesOf(columns[i % block], (i / block) * block, block);
-        Value row = add(row0, j * lanes + i);
-        if (epilogue)
-          pixels = epilogue->apply(b, loc, pixels, row, pixel0, mask);
-        // A full tile of AVX2's 6 rows stores its first 6 lanes as a plain
-        // 4- and 2-lane store, not a masked one (microcoded on AMD cores):
-        // MobileNetV2 b1 on AVX2 ~8.2 -> ~8.0 ms. Ragged tails keep the
-        // masked store (narrow plain stores measured 1-2% slower there).
-        if (mask && rows != mr) {
-          vector::MaskedStoreOp::create(b, loc, target, ValueRange{row, pixel0},
-                                        mask, pixels);
-          continue;
-        }
-        if (mask)
-          pixels = vector::ExtractStridedSliceOp::create(
-              b, loc, pixels, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{rows},
-              ArrayRef<int64_t>{1});
-        vector::StoreOp::create(b, loc, pixels, target,
-                                ValueRange{row, pixel0});
-      }
+      for (int64_t i = 0; i < lanes && j * lanes + i < width; ++i)
+        use(j * lanes + i,
+            lanesOf(columns[i % block], (i / block) * block, block));
     }
+  }
+
+  /// Stores the first `rows` lanes of `values` (`mask`: rowsMask) at
+  /// target[row][col...].
+  void storeColumn(Value values, int64_t rows, Value mask, Value target,
+                   Value row, Value col) {
+    // A full tile of AVX2's 6 rows stores its first 6 lanes as a plain
+    // 4- and 2-lane store, not a masked one (microcoded on AMD cores):
+    // MobileNetV2 b1 on AVX2 ~8.2 -> ~8.0 ms. Ragged tails keep the
+    // masked store (narrow plain stores measured 1-2% slower there).
+    if (mask && rows != mr) {
+      vector::MaskedStoreOp::create(b, loc, target, ValueRange{row, col}, mask,
+                                    values);
+      return;
+    }
+    if (mask)
+      values = vector::ExtractStridedSliceOp::create(
+          b, loc, values, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{rows},
+          ArrayRef<int64_t>{1});
+    vector::StoreOp::create(b, loc, values, target, ValueRange{row, col});
   }
 
   /// An implicit GEMM's steps of k for channel `channel` (row

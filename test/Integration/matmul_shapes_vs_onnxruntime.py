@@ -162,6 +162,39 @@ TRANSPOSED_K_CASES = [
 ]
 
 
+def projected_k_model(batch, seq, heads, dims):
+    """Attention's K projection (a constant weight and bias) viewed [batch,
+    seq, heads, dims] and transposed to K^T, [batch, heads, dims, seq]: the
+    kernel stores its tiles transposed into K^T when each tile's rows lie in
+    one of its rows (seq a whole number of tiles), else the transpose is a
+    kernel of its own."""
+    hidden = heads * dims
+    rng = np.random.default_rng(seq * 100 + hidden)
+    x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [batch, seq, 24])
+    y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [batch, heads, dims, seq])
+    initializers = [
+        numpy_helper.from_array(rng.standard_normal((24, hidden)).astype(np.float32), "W"),
+        numpy_helper.from_array(rng.standard_normal(hidden).astype(np.float32), "bias"),
+        numpy_helper.from_array(np.array([batch, seq, heads, dims], np.int64), "shape")]
+    nodes = [helper.make_node("MatMul", ["X", "W"], ["P"]),
+             helper.make_node("Add", ["P", "bias"], ["B"]),
+             helper.make_node("Reshape", ["B", "shape"], ["R"]),
+             helper.make_node("Transpose", ["R"], ["Y"], perm=[0, 2, 3, 1])]
+    graph = helper.make_graph(nodes, "projected_k", [x], [y], initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+# (name, batch, seq, heads, dims): stored transposed with whole vectors of
+# columns, with a ragged panel (30 columns; on the 6 x 4 tile, 6-row tiles
+# in 8-lane blocks), and a seq of 10 (not a whole number of tiles): the
+# transpose stays.
+PROJECTED_K_CASES = [
+    ("projected_k", 2, 16, 2, 16),
+    ("projected_k_ragged", 2, 24, 3, 10),
+    ("projected_k_ragged_seq", 1, 10, 2, 16),
+]
+
+
 def main():
     bin_dir = sys.argv[1]
     results = []
@@ -177,6 +210,9 @@ def main():
                                      flags, RTOL, ATOL))
             for name, *dims in TRANSPOSED_K_CASES:
                 results.append(check(f"{name}.{target}", transposed_k_model(*dims), {},
+                                     bin_dir, work, flags, RTOL, ATOL))
+            for name, *dims in PROJECTED_K_CASES:
+                results.append(check(f"{name}.{target}", projected_k_model(*dims), {},
                                      bin_dir, work, flags, RTOL, ATOL))
     print(f"{sum(results)} of {len(results)} matmuls match ONNX Runtime "
           f"(rtol {RTOL}, atol {ATOL})")

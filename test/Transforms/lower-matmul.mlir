@@ -521,14 +521,84 @@ func.func @permuted_lines_straddle_rows(%x: memref<8x32xf32>, %shape: memref<3xi
   return
 }
 
-// A transpose that moves the last dim (K^T) is not a store's: it stays.
-// CHECK-LABEL: func.func @head_split_transposed
-// CHECK: linalg.transpose
-// EXPLAIN-NOT: stored permuted
+// Attention's K^T after the K projection: C + bias viewed [2, 8, 4, 16]
+// (images, tokens, heads, head dim), transposed to [2, 4, 16, 8]: the
+// tokens, C's rows within an image, go last. Each tile (8 rows, all in one
+// image) is transposed in registers and each of its columns stored as 8
+// tokens in one row of Y viewed [2 * 64, 8]: row image * 64 + column, from
+// token (first row mod 8). The bias is added before the transposition; the
+// transpose is gone.
+// CHECK-LABEL: func.func @k_transposed
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %arg3 {{\[}}[0, 1, 2], [3]] : memref<2x4x16x8xf32> into memref<128x8xf32>
+// CHECK: vector.fma
+// CHECK: arith.addf
+// CHECK: %[[IMAGE:.*]] = arith.divui %{{.*}}, %c8
+// CHECK: %[[TOKEN:.*]] = arith.remui %{{.*}}, %c8
+// CHECK: %[[FIRST:.*]] = arith.muli %[[IMAGE]], %c64
+// CHECK: vector.shuffle
+// CHECK: vector.store %{{.*}}, %[[ROWS]][%{{.*}}, %[[TOKEN]]] : memref<128x8xf32>, vector<8xf32>
+// CHECK-NOT: linalg.transpose
+// EXPLAIN: remark: matmul: 16 x 32 x 64 (M x K x N); {{.*}}; epilogue on the tile; stored permuted (the transpose after it);
 memref.global "private" constant @__constant_wk : memref<32x64xf32> = dense<1.0>
-func.func @head_split_transposed(%x: memref<8x32xf32>, %y: memref<4x16x8xf32>) {
+func.func @k_transposed(%x: memref<16x32xf32>, %b: memref<64xf32>, %unused: memref<1xf32>, %y: memref<2x4x16x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @__constant_wk : memref<32x64xf32>
+  %c = memref.alloc() : memref<16x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<16x32xf32>, memref<32x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %e = memref.alloc() : memref<16x64xf32>
+  linalg.generic {indexing_maps = [#id, #bias, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<16x64xf32>, memref<64xf32>) outs(%e : memref<16x64xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  %heads = memref.expand_shape %e [[0, 1], [2, 3]] output_shape [2, 8, 4, 16] : memref<16x64xf32> into memref<2x8x4x16xf32>
+  linalg.transpose ins(%heads : memref<2x8x4x16xf32>) outs(%y : memref<2x4x16x8xf32>) permutation = [0, 2, 3, 1]
+  return
+}
+
+// 10 rows in tiles of 8: the second tile would straddle two rows of Y's
+// [4, 16, 10] (and a partial tile). The transpose stays.
+// CHECK-LABEL: func.func @k_transposed_ragged_rows
+// CHECK: linalg.transpose
+// EXPLAIN-NOT: stored permuted
+memref.global "private" constant @__constant_wk10 : memref<32x64xf32> = dense<1.0>
+func.func @k_transposed_ragged_rows(%x: memref<10x32xf32>, %y: memref<4x16x10xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wk10 : memref<32x64xf32>
+  %c = memref.alloc() : memref<10x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<10x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<10x32xf32>, memref<32x64xf32>) outs(%c : memref<10x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %heads = memref.expand_shape %c [[0], [1, 2]] output_shape [10, 4, 16] : memref<10x64xf32> into memref<10x4x16xf32>
+  linalg.transpose ins(%heads : memref<10x4x16xf32>) outs(%y : memref<4x16x10xf32>) permutation = [1, 2, 0]
+  return
+}
+
+// A transpose that mixes C's columns with its rows ([8, 4, 16] to
+// [16, 8, 4]: heads last) is neither form: it stays.
+// CHECK-LABEL: func.func @heads_last
+// CHECK: linalg.transpose
+// EXPLAIN-NOT: stored permuted
+memref.global "private" constant @__constant_wh : memref<32x64xf32> = dense<1.0>
+func.func @heads_last(%x: memref<8x32xf32>, %y: memref<16x8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_wh : memref<32x64xf32>
   %c = memref.alloc() : memref<8x64xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<8x64xf32>)
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
@@ -540,7 +610,7 @@ func.func @head_split_transposed(%x: memref<8x32xf32>, %y: memref<4x16x8xf32>) {
     linalg.yield %s : f32
   }
   %heads = memref.expand_shape %c [[0], [1, 2]] output_shape [8, 4, 16] : memref<8x64xf32> into memref<8x4x16xf32>
-  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<4x16x8xf32>) permutation = [1, 2, 0]
+  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<16x8x4xf32>) permutation = [2, 0, 1]
   return
 }
 
