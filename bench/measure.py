@@ -216,6 +216,7 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
         samples = medians[name] or warm[-1:] or [first_run]
         emit("timing", engine=name, median_ms=float(np.median(samples)) * 1e3,
              min_ms=min(samples) * 1e3, max_ms=max(samples) * 1e3,
+             samples_ms=[sample * 1e3 for sample in samples],
              repeats=len(medians[name]), runs_per_repeat=runs if medians[name] else 0,
              single_run=not medians[name], cold=not medians[name] and not warm)
 

@@ -253,17 +253,22 @@ def probe_summary(probe: dict) -> str:
 # --------------------------------------------------------------------------
 
 METHOD = """\
-- **Timing.** Each model and thread count runs in a fresh worker process
-  (`bench/measure.py`) that opens every engine, runs each once, checks the
-  outputs, warms each engine up, then times `R` rounds. In each round every
+- **Timing.** Each model and thread count runs in fresh worker processes
+  (`bench/measure.py`), `P` passes of them with the thread counts taking
+  turns (1, 2, 1, 2, ...), each pass with `R / P` of the rounds and of the
+  time budget: a slow minute of the host then falls on the rounds of both
+  thread counts, so the 1 -> N thread speedups compare times taken
+  together. A worker opens every engine, runs each once, checks the
+  outputs (the first pass's open and check are the row's), warms each
+  engine up, then times its rounds. In each round every
   engine runs a block of `n` back-to-back runs (`n` chosen per engine from the
   time budget, at most 200), and the engines take turns, in an order that
   rotates every round, so kiln and ONNX Runtime see the same machine state.
   A 100 ms pause precedes every block: thread pools spin for a while after a
   run (ONNX Runtime's by default), and on a 2-core machine a spinning thread
   of the previous engine would take a core from the next one's block.
-  The table gives the median of the round medians, and in parentheses the
-  lowest and highest round median. An engine whose single run is longer
+  The table gives the median of all passes' round medians, and in
+  parentheses the lowest and highest round median. An engine whose single run is longer
   than its share of the budget gets one warm run, marked "(1 run)"; when
   even its first run took longer than 5 s, that first run is the sample,
   marked "(1 cold run)". A worker that exceeds the timeout is killed and the
@@ -310,6 +315,10 @@ METHOD = """\
 """
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def _environment_table(env: dict, probe: dict, roofline, run_info: dict) -> str:
     rows = [("kiln commit", env["kiln_commit"]),
             ("kiln-compile built", env["kiln_compile_built"]),
@@ -325,7 +334,8 @@ def _environment_table(env: dict, probe: dict, roofline, run_info: dict) -> str:
         rows.append((f"peer {name}", "installed, run on every model"))
     settings = run_info["settings"]
     rows.append(("settings", f"time budget {settings['budget_s']:g} s per model and thread "
-                             f"count, {settings['rounds']} rounds, timeout "
+                             f"count, {settings['rounds']} rounds in "
+                             f"{_count(settings.get('passes', 1), 'pass', 'passes')}, timeout "
                              f"{settings['timeout_s']:g} s, compile timeout "
                              f"{settings['compile_timeout_s']:g} s; whole run "
                              f"{run_info['elapsed_s'] / 60:.0f} min"))
@@ -461,8 +471,9 @@ def _scaling_section(results) -> str:
     return f"""## Thread scaling
 
 Each engine's median time on 1 thread over its median time on the most threads, from the
-table above (issue 7's target for kiln's models on 2 threads: {SCALING_TARGET}x). Noisy rows
-(above) make these ratios noisy too.
+table above (issue 7's target for kiln's models on 2 threads: {SCALING_TARGET}x); the thread
+counts' rounds were taken in alternating passes (Method). Noisy rows (above) make these ratios
+noisy too.
 
 {table}
 

@@ -22,10 +22,11 @@ table's status column and the run goes on.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Optional
 
 import engines as engine_registry
@@ -48,6 +49,12 @@ class Settings:
     # machine other guests slow whole rounds (33 of 44 rows spread over 15%
     # with 5), and the median of 9 outlasts 4 slow ones.
     rounds: int = 9
+    # Workers per model and thread count, the thread counts taking turns
+    # (1, 2, 1, 2, ...), each with rounds / passes rounds and budget_s /
+    # passes seconds: a slow minute of the host then falls on both thread
+    # counts' rounds, not on one of them, and the 1 -> N thread speedup is
+    # a ratio of times taken together.
+    passes: int = 3
     timeout_s: float = 120.0        # per model and thread count (one worker)
     compile_timeout_s: float = 600.0
     quick_probe: bool = False
@@ -55,8 +62,8 @@ class Settings:
 
 
 FULL = Settings()
-SMOKE = Settings(budget_s=0.5, rounds=2, timeout_s=120.0, compile_timeout_s=300.0,
-                 quick_probe=True, fusion_limit_repeats=5)
+SMOKE = Settings(budget_s=0.5, rounds=2, passes=2, timeout_s=120.0,
+                 compile_timeout_s=300.0, quick_probe=True, fusion_limit_repeats=5)
 
 
 @dataclass
@@ -163,6 +170,27 @@ def measure_engines(meta_path: str, threads: int, artifacts: dict, settings: Set
     return events, timed_out
 
 
+def merge_events(into: dict, events: dict) -> None:
+    """Adds one pass's worker events to a row's: each engine's first open,
+    check and error, and its timing samples pooled with the earlier passes'
+    (the median, lowest and highest over all of them)."""
+    for engine, fields_by_kind in events.items():
+        row = into.setdefault(engine, {})
+        for kind, fields in fields_by_kind.items():
+            if kind != "timing" or "timing" not in row:
+                row.setdefault(kind, fields)
+                continue
+            timing = row["timing"]
+            samples = timing["samples_ms"] + fields["samples_ms"]
+            timing.update(median_ms=float(statistics.median(samples)), min_ms=min(samples),
+                          max_ms=max(samples), samples_ms=samples,
+                          repeats=timing["repeats"] + fields["repeats"],
+                          runs_per_repeat=max(timing["runs_per_repeat"],
+                                              fields["runs_per_repeat"]),
+                          single_run=timing["single_run"] and fields["single_run"],
+                          cold=timing["cold"] and fields["cold"])
+
+
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                     kiln: engine_registry.KilnEngine, work_dir: str, log, on_result) -> list:
     models_dir = os.path.join(work_dir, "models")
@@ -179,35 +207,51 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
     artifacts.update({name: c.artifact for name, c in compiles.items() if c.status == "ok"})
     fusion_limit = handwritten.for_model(spec.name, work_dir)
 
-    results = []
+    results = {threads: Result(spec.key, spec.name, spec.batch, threads, spec.description,
+                               meta["flops"], meta["bytes"],
+                               compile={name: asdict(c) for name, c in compiles.items()})
+               for threads in thread_counts}
+    timed_out = dict.fromkeys(thread_counts, False)
+    passes = max(1, min(settings.passes, settings.rounds))
+    pass_settings = replace(settings, budget_s=settings.budget_s / passes,
+                            rounds=-(-settings.rounds // passes))
     kiln_skipped = ""  # why kiln is no longer run at higher thread counts
+    for pass_index in range(passes):
+        for threads in thread_counts:
+            result = results[threads]
+            if timed_out[threads]:
+                continue  # a worker that timed out would again
+            log(f"  running {spec.key} on {threads} thread(s), pass {pass_index + 1} "
+                f"of {passes} ...")
+            row_artifacts = {n: a for n, a in artifacts.items()
+                             if not (kiln_skipped and n == "kiln")}
+            with machine.OtherCpuLoad() as other_load:
+                events, timed_out[threads] = measure_engines(
+                    meta_path, threads, row_artifacts, pass_settings, kiln, log)
+                if fusion_limit and pass_index == 0:
+                    log(f"  running the hand-written loop on {threads} thread(s) ...")
+                    result.fusion_limit = fusion_limit.measure(
+                        threads, settings.fusion_limit_repeats, settings.timeout_s)
+            result.other_load = max(result.other_load or 0.0, other_load.cores)
+            merge_events(result.engines, events)
+            if pass_index or kiln_skipped:
+                continue
+            classify(result, timed_out[threads], settings.timeout_s)
+            kiln_threads = result.engines.get("kiln", {}).get("open", {}).get("threads_used")
+            if result.status == "timeout" and kiln_threads in (1, None):
+                # A kiln without a thread pool would time out again at every
+                # thread count: do not spend the time.
+                kiln_skipped = (f"not run: timed out on {threads} thread(s), and this kiln "
+                                "runs on one thread whatever the count")
     for threads in thread_counts:
-        result = Result(spec.key, spec.name, spec.batch, threads, spec.description,
-                        meta["flops"], meta["bytes"],
-                        compile={name: asdict(c) for name, c in compiles.items()})
-        log(f"  running {spec.key} on {threads} thread(s) ...")
-        with machine.OtherCpuLoad() as other_load:
-            result.engines, timed_out = measure_engines(meta_path, threads, artifacts,
-                                                        settings, kiln, log)
-            if fusion_limit:
-                log(f"  running the hand-written loop on {threads} thread(s) ...")
-                result.fusion_limit = fusion_limit.measure(
-                    threads, settings.fusion_limit_repeats, settings.timeout_s)
-        result.other_load = other_load.cores
-        if kiln_skipped:
+        result = results[threads]
+        if kiln_skipped and "kiln" not in result.engines and not timed_out[threads]:
             result.status, result.message = "timeout", kiln_skipped
         else:
-            classify(result, timed_out, settings.timeout_s)
-        kiln_threads = result.engines.get("kiln", {}).get("open", {}).get("threads_used")
-        if result.status == "timeout" and kiln_threads in (1, None) and not kiln_skipped:
-            # A kiln without a thread pool would time out again at every
-            # thread count: do not spend the time.
-            artifacts.pop("kiln", None)
-            kiln_skipped = (f"not run: timed out on {threads} thread(s), and this kiln "
-                            "runs on one thread whatever the count")
-        results.append(result)
+            result.status, result.message = "ok", ""
+            classify(result, timed_out[threads], settings.timeout_s)
         on_result(result)
-    return results
+    return [results[threads] for threads in thread_counts]
 
 
 # --------------------------------------------------------------------------
@@ -231,6 +275,9 @@ def parse_args():
                         help="seconds of timed runs per model and thread count, shared by the "
                              "engines " + default("budget_s"))
     parser.add_argument("--rounds", type=int, help="repeats per engine " + default("rounds"))
+    parser.add_argument("--passes", type=int,
+                        help="workers per model and thread count, the thread counts "
+                             "taking turns " + default("passes"))
     parser.add_argument("--timeout", type=float,
                         help="seconds per model and thread count " + default("timeout_s"))
     parser.add_argument("--compile-timeout", type=float,
@@ -293,7 +340,8 @@ def main() -> int:
         timeout_s=args.timeout if args.timeout is not None else base.timeout_s,
         compile_timeout_s=(args.compile_timeout if args.compile_timeout is not None
                            else base.compile_timeout_s),
-        quick_probe=base.quick_probe)
+        passes=args.passes if args.passes is not None else base.passes,
+        quick_probe=base.quick_probe, fusion_limit_repeats=base.fusion_limit_repeats)
     thread_counts = [int(t) for t in args.threads.split(",")]
 
     kiln = engine_registry.KilnEngine(args.kiln_bin, args.kiln_runtime)
