@@ -1198,21 +1198,22 @@ private:
     int64_t columns;
     /// 0 when the transpose keeps the last dim last; else it moves C's rows
     /// last (attention's K^T: [B, S, H, D] -> [B, H, D, S]), and this many
-    /// consecutive rows of C (S) form each row of its output.
-    int64_t innerRows = 0;
+    /// consecutive rows of C (S) form each row of its output: the product
+    /// of its last `movedDims` dims.
+    int64_t innerRows = 0, movedDims = 0;
     /// With innerRows, the transpose's output as [rows / innerRows *
     /// columns, innerRows]: row (r / innerRows) * columns + c holds C's
     /// column c of that block of rows.
     Value rowsLastView;
   };
 
-  /// The dims `[a, p)` of `shape` (C's result reshaped, rows then columns)
-  /// that `permutation` moves last when it reads [dims before a, the
-  /// column dims from p in order, dims a to p] (K^T: [B, S, H, D] with
-  /// perm [0, 2, 3, 1]): their element count, 0 if it does not.
-  static int64_t innerRowsMovedLast(ArrayRef<int64_t> shape,
-                                    ArrayRef<int64_t> permutation,
-                                    int64_t columns) {
+  /// How many of C's row dims `permutation` moves last when `shape` is C's
+  /// result reshaped (rows then `columns`) and the permutation reads [row
+  /// dims before a, the column dims from p in order, row dims a to p] (K^T:
+  /// [B, S, H, D] with perm [0, 2, 3, 1] moves 1); 0 if it does not.
+  static int64_t rowDimsMovedLast(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> permutation,
+                                  int64_t columns) {
     int64_t rank = shape.size(), p = rank, trailing = 1;
     while (p > 0 && trailing < columns)
       trailing *= shape[--p];
@@ -1227,8 +1228,7 @@ private:
       for (int64_t d = a; d < p; ++d)
         expected.push_back(d);
       if (ArrayRef(expected) == permutation)
-        return std::accumulate(shape.begin() + a, shape.begin() + p, int64_t(1),
-                               std::multiplies<int64_t>());
+        return p - a;
     }
     return 0;
   }
@@ -1242,7 +1242,7 @@ private:
   ///   of D values of the transpose's output, and the kernel stores it there
   ///   (storePermuted) instead of the transpose copying it; or
   /// - it moves C's rows last, each tile's rows within one row of its
-  ///   output (innerRowsMovedLast): attention's K^T. The kernel transposes
+  ///   output (rowDimsMovedLast): attention's K^T. The kernel transposes
   ///   the tile in registers, as for a convolution's pixels as rows, and
   ///   stores each column's rows in that row (storeRowsLast).
   std::optional<PermutedTarget> findPermutedTarget(int64_t columns) {
@@ -1276,10 +1276,13 @@ private:
       return std::nullopt;
     // Moving the rows last: every tile full (M a whole number of them) and
     // within one output row, its transposed columns at most a vector.
-    int64_t innerRows = keepsLast ? 0
-                                  : innerRowsMovedLast(inputType.getShape(),
-                                                       permutation, columns);
-    if (!keepsLast && (!innerRows || innerRows % mr || shape.m % mr ||
+    ArrayRef<int64_t> inputShape = inputType.getShape();
+    int64_t movedDims =
+        keepsLast ? 0 : rowDimsMovedLast(inputShape, permutation, columns);
+    int64_t innerRows = std::accumulate(
+        permutation.end() - movedDims, permutation.end(), int64_t(1),
+        [&](int64_t size, int64_t d) { return size * inputShape[d]; });
+    if (!keepsLast && (!movedDims || innerRows % mr || shape.m % mr ||
                        int64_t(llvm::PowerOf2Ceil(mr)) > lanes))
       return std::nullopt;
     for (Operation *user : result.getUsers())
@@ -1295,9 +1298,13 @@ private:
       if (!alloc->isBeforeInBlock(op))
         alloc->moveBefore(op);
     }
-    return PermutedTarget{
-        transpose, reshape,   llvm::to_vector(inputType.getShape()),
-        columns,   innerRows, Value()};
+    return PermutedTarget{transpose,
+                          reshape,
+                          llvm::to_vector(inputShape),
+                          columns,
+                          keepsLast ? 0 : innerRows,
+                          movedDims,
+                          Value()};
   }
 
   /// The transpose's output as [rows / innerRows * columns, innerRows]
@@ -1306,14 +1313,9 @@ private:
   Value rowsLastView() {
     Value output = permuted->transpose.getInit();
     int64_t rank = cast<MemRefType>(output.getType()).getRank();
-    int64_t inner = 0;
-    for (int64_t size = 1; size < permuted->innerRows; ++inner)
-      size *=
-          permuted
-              ->shape[permuted->transpose.getPermutation()[rank - 1 - inner]];
     SmallVector<ReassociationIndices> groups(2);
     for (int64_t d = 0; d < rank; ++d)
-      groups[d < rank - inner ? 0 : 1].push_back(d);
+      groups[d < rank - permuted->movedDims ? 0 : 1].push_back(d);
     return memref::CollapseShapeOp::create(b, loc, output, groups);
   }
 
