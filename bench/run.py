@@ -180,15 +180,16 @@ def merge_events(into: dict, events: dict) -> None:
             if kind != "timing" or "timing" not in row:
                 row.setdefault(kind, fields)
                 continue
+            # Each sample is a round's median, or a pass's one run (an engine
+            # slower than its share of a pass's budget): pooled, they are
+            # the row's repeats.
             timing = row["timing"]
             samples = timing["samples_ms"] + fields["samples_ms"]
             timing.update(median_ms=float(statistics.median(samples)), min_ms=min(samples),
-                          max_ms=max(samples), samples_ms=samples,
-                          repeats=timing["repeats"] + fields["repeats"],
-                          runs_per_repeat=max(timing["runs_per_repeat"],
+                          max_ms=max(samples), samples_ms=samples, repeats=len(samples),
+                          runs_per_repeat=max(1, timing["runs_per_repeat"],
                                               fields["runs_per_repeat"]),
-                          single_run=timing["single_run"] and fields["single_run"],
-                          cold=timing["cold"] and fields["cold"])
+                          single_run=False, cold=False)
 
 
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
