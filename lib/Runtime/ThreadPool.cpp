@@ -231,11 +231,18 @@ void ThreadPool::parallelFor(int64_t count, kiln_task_fn task, void *ctx) {
         claimWord(job.tag, units * part / split, units * (part + 1) / split),
         std::memory_order_relaxed);
   pending.store(units, std::memory_order_relaxed);
-  {
+  // Published without the mutex: taking it for every loop cost the caller
+  // ~0.2 us a loop (14 us an inference of MobileNetV2 b1 on 2 threads).
+  // A worker about to sleep counts itself in `sleepers` under the mutex,
+  // then checks `generation`; both sides' accesses are sequentially
+  // consistent, so either it sees this job or this sees it and wakes it
+  // (through the mutex, once it waits). A wake-up lost anyway would not
+  // hang the loop: this thread takes the other ranges' units itself.
+  generation.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(mutex);
-    generation.fetch_add(1, std::memory_order_release);
+    wake.notify_all();
   }
-  wake.notify_all();
   work(job, 0);
   for (int spins = 0; pending.load(std::memory_order_acquire) != 0; ++spins) {
     if (spins < kSpinIterations)
@@ -255,9 +262,11 @@ void ThreadPool::workerLoop(int index) {
       _mm_pause();
     if (generation.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mutex);
+      sleepers.fetch_add(1, std::memory_order_seq_cst);
       wake.wait(lock, [&] {
-        return generation.load(std::memory_order_acquire) != seen;
+        return generation.load(std::memory_order_seq_cst) != seen;
       });
+      sleepers.fetch_sub(1, std::memory_order_relaxed);
     }
     uint64_t current = generation.load(std::memory_order_acquire);
     if (stop.load())

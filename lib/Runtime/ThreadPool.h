@@ -108,6 +108,9 @@ private:
   /// of `generation`).
   alignas(64) std::atomic<int64_t> pending{0};
   std::atomic<bool> stop{false};
+  /// Workers asleep on `wake` (or about to be, holding `mutex`): a job is
+  /// published without the mutex, and only notified when one sleeps.
+  std::atomic<int> sleepers{0};
   std::mutex mutex;
   std::condition_variable wake;
 };

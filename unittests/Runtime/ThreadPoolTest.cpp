@@ -69,6 +69,36 @@ TEST(ThreadPoolTest, BackToBackJobs) {
   }
 }
 
+TEST(ThreadPoolTest, ASleepingWorkerWakesForTheNextJob) {
+  // Between jobs a worker spins, then sleeps; a job is published without
+  // the pool's mutex and only notified when a worker sleeps. Each job here
+  // comes after the worker has gone to sleep, and the caller's iteration
+  // waits (up to 2 s) for the worker to run one: a lost wake-up fails the
+  // test rather than hanging it (the caller would then take both).
+  ThreadPool pool(2);
+  struct Handshake {
+    std::thread::id caller = std::this_thread::get_id();
+    std::atomic<bool> workerRan{false};
+    static void task(void *ctx, int64_t, int64_t) {
+      auto *self = static_cast<Handshake *>(ctx);
+      if (std::this_thread::get_id() != self->caller) {
+        self->workerRan = true;
+        return;
+      }
+      auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      while (!self->workerRan && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    }
+  };
+  for (int job = 0; job < 20; ++job) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Handshake handshake;
+    pool.parallelFor(2, Handshake::task, &handshake);
+    ASSERT_TRUE(handshake.workerRan.load()) << "job " << job;
+  }
+}
+
 TEST(ThreadPoolTest, WaitsForTheSlowestRange) {
   // One range sleeps; the caller returns only when all are done.
   ThreadPool pool(2);
