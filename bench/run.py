@@ -55,7 +55,7 @@ class Settings:
     # counts' rounds, not on one of them, and the 1 -> N thread speedup is
     # a ratio of times taken together.
     passes: int = 3
-    timeout_s: float = 120.0        # per model and thread count (one worker)
+    timeout_s: float = 120.0        # per worker (one pass of a model and thread count)
     compile_timeout_s: float = 600.0
     quick_probe: bool = False
     fusion_limit_repeats: int = 200  # timed passes of a hand-written loop
@@ -280,7 +280,8 @@ def parse_args():
                         help="workers per model and thread count, the thread counts "
                              "taking turns " + default("passes"))
     parser.add_argument("--timeout", type=float,
-                        help="seconds per model and thread count " + default("timeout_s"))
+                        help="seconds per worker (a pass of a model and thread count) "
+                             + default("timeout_s"))
     parser.add_argument("--compile-timeout", type=float,
                         help="seconds per compilation " + default("compile_timeout_s"))
     parser.add_argument("--no-peers", action="store_true", help="kiln and ORT only")
