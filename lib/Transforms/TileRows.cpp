@@ -198,8 +198,9 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
              llvm::reverse(kernel.getBody().front().getOperations())))
       if (isOpTriviallyDead(&op))
         rewriter.eraseOp(&op);
+    DominanceInfo tiledDominance;
     for (auto loop : kernel.getBody().getOps<scf::ForallOp>())
-      writeProducerIntoOutput(rewriter, loop);
+      writeProducerIntoOutput(rewriter, tiledDominance, loop);
     return success();
   }
 
@@ -209,7 +210,8 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
   /// stores miss L1 on the output's lines. With the producer writing the
   /// output tile itself and the last op updating it in place, those misses
   /// come during the producer's arithmetic and the last op's stores hit L1.
-  void writeProducerIntoOutput(IRRewriter &rewriter, scf::ForallOp loop) {
+  void writeProducerIntoOutput(IRRewriter &rewriter, DominanceInfo &dominance,
+                               scf::ForallOp loop) {
     auto yielding = loop.getTerminator().getYieldingOps();
     if (!llvm::hasSingleElement(yielding))
       return;
@@ -233,7 +235,9 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
           !producer.getDpsInits()[0].hasOneUse() ||
           producer.payloadUsesValueFromOperand(
               &producer.getDpsInitsMutable()[0]) ||
-          !availableBefore(slice, producer))
+          !llvm::all_of(slice->getOperands(), [&](Value operand) {
+            return dominance.properlyDominates(operand, producer);
+          }))
         continue;
       rewriter.modifyOpInPlace(slice, [&] { slice->moveBefore(producer); });
       rewriter.modifyOpInPlace(
@@ -242,19 +246,6 @@ struct TileRowsPass : public kiln::impl::TileRowsBase<TileRowsPass> {
           last, [&] { lastInit.assign(producer->getResult(0)); });
       return;
     }
-  }
-
-  /// Whether `op`'s operands are all defined before `point` (in its block
-  /// or around it), so that `op` can move there.
-  static bool availableBefore(Operation *op, Operation *point) {
-    return llvm::all_of(op->getOperands(), [&](Value value) {
-      Operation *def = value.getDefiningOp();
-      Block *block =
-          def ? def->getBlock() : cast<BlockArgument>(value).getOwner();
-      if (block != point->getBlock())
-        return block->getParentOp()->isProperAncestor(point);
-      return !def || def->isBeforeInBlock(point);
-    });
   }
 
   /// All-parallel with one result, written at the loops' index (its inputs
