@@ -573,7 +573,7 @@ public:
       rhs = flatten(staged[1] ? staged[1]->view : op.getDpsInputs()[1], 2);
     }
     out = flatten(result, 2);
-    if (permuted && permuted->innerRows)
+    if (permuted && permuted->movedDims)
       permuted->rowsLastView = rowsLastView();
     if (epilogue)
       epilogue->prepare(b, loc);
@@ -1196,12 +1196,12 @@ private:
     SmallVector<int64_t> shape;
     /// C's columns as the kernel stores them.
     int64_t columns;
-    /// 0 when the transpose keeps the last dim last; else it moves C's rows
-    /// last (attention's K^T: [B, S, H, D] -> [B, H, D, S]), and this many
-    /// consecutive rows of C (S) form each row of its output: the product
-    /// of its last `movedDims` dims.
-    int64_t innerRows = 0, movedDims = 0;
-    /// With innerRows, the transpose's output as [rows / innerRows *
+    /// 0 when the transpose keeps the last dim last; else how many of C's
+    /// row dims it moves last (attention's K^T: [B, S, H, D] -> [B, H, D,
+    /// S], 1), whose product, `innerRows` (S), is how many consecutive rows
+    /// of C form each row of its output.
+    int64_t movedDims = 0, innerRows = 1;
+    /// With movedDims, the transpose's output as [rows / innerRows *
     /// columns, innerRows]: row (r / innerRows) * columns + c holds C's
     /// column c of that block of rows.
     Value rowsLastView;
@@ -1298,12 +1298,8 @@ private:
       if (!alloc->isBeforeInBlock(op))
         alloc->moveBefore(op);
     }
-    return PermutedTarget{transpose,
-                          reshape,
-                          llvm::to_vector(inputShape),
-                          columns,
-                          keepsLast ? 0 : innerRows,
-                          movedDims,
+    return PermutedTarget{transpose, reshape,   llvm::to_vector(inputShape),
+                          columns,   movedDims, innerRows,
                           Value()};
   }
 
@@ -1978,7 +1974,7 @@ private:
       return;
     }
     bool applies = epilogue && finishes;
-    if (finishes && permuted && permuted->innerRows) {
+    if (finishes && permuted && permuted->movedDims) {
       SmallVector<Value> applied(sums);
       if (applies)
         for (int64_t r = 0; r < rows; ++r)
@@ -2196,7 +2192,7 @@ private:
   }
 
   /// Stores a tile whose rows the transpose after the kernel moves last
-  /// (PermutedTarget::innerRows): each of C's columns `col0 + c` holds the
+  /// (PermutedTarget::movedDims): each of C's columns `col0 + c` holds the
   /// tile's `rows` values in one row of the transpose's output, from
   /// column `row0 mod innerRows` (findPermutedTarget keeps a tile within
   /// one block of innerRows).
