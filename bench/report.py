@@ -268,11 +268,13 @@ METHOD = """\
   run (ONNX Runtime's by default), and on a 2-core machine a spinning thread
   of the previous engine would take a core from the next one's block.
   The table gives the median of all passes' round medians, and in
-  parentheses the lowest and highest round median. An engine whose single run is longer
-  than its share of the budget gets one warm run, marked "(1 run)"; when
-  even its first run took longer than 5 s, that first run is the sample,
-  marked "(1 cold run)". A worker that exceeds the timeout is killed and the
-  row says `timeout`; the other engines are then measured without kiln.
+  parentheses the lowest and highest round median. An engine whose single
+  run is longer than its share of a pass's budget gets one warm run per
+  pass, each a sample (marked "(1 run)" when it is the only one); when
+  even its first run took longer than 5 s, that first run is the sample
+  ("(1 cold run)" when the only one). A worker that exceeds the timeout is
+  killed and the row says `timeout`; the other engines are then measured
+  without kiln.
 - **kiln** runs through the C runtime (`build/lib/libkiln_runtime.so`, via
   ctypes): `kiln_model_load`, `kiln_context_create` (or
   `kiln_context_create_with_threads` when the runtime has it), and one
