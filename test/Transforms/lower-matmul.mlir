@@ -7,13 +7,13 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6 k-unroll=4 l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=UNROLL
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3 k-unroll=4 l2-bytes=1048576 l1-ways=12" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN-SLICE
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3 k-unroll=4 l2-bytes=1048576 l1-ways=12 shape-tiles=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN-SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 l2-bytes=131072" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NARROW
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 l2-bytes=262144" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOT-NARROW
 // RUN: kiln-opt %s --kiln-lower-matmul="vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE-PANEL
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-EXPLAIN
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-AVX2
-// RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 wide-panels=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-OFF
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 shape-tiles=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-OFF
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -53,6 +53,8 @@
 // AVX2: vector.fma {{.*}} : vector<8xf32>
 memref.global "private" constant @__constant_w : memref<512x40xf32> = dense<1.0>
 // explain=true: one remark per lowered matmul, at the matmul.
+// AVX2 keeps its 4 x 24 tile for compile-time packed B (tallerTilePays).
+// WIDE-PANEL-AVX2: remark: matmul: 10 x 512 x 40 (M x K x N); tile 4 x 24 (3 x 8 lanes)
 // EXPLAIN: lower-matmul.mlir:[[@LINE+6]]:3: remark: matmul: 10 x 512 x 40 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A packed per call, B packed at compile time; 4 work items: 2 panels x 2 groups of up to 1 row tile, panel-major
 // EXPLAIN-SLICE: remark: matmul: 10 x 512 x 40 (M x K x N); tile 4 x 24 (3 x 8 lanes), 4 steps of k an iteration; A read in place, B packed at compile time;
 func.func @weights(%a: memref<10x512xf32>, %c: memref<10x40xf32>) {
@@ -1673,10 +1675,13 @@ func.func @unrolled_steps(%a: memref<16x130xf32>, %c: memref<16x64xf32>) {
 // WIDE-PANEL-COUNT-4: vector.load %{{.*}} : memref<32x64xf32>, vector<16xf32>
 // WIDE-PANEL-COUNT-24: vector.fma
 // WIDE-PANEL-EXPLAIN: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 6 x 64 (4 x 16 lanes)
-// A 16-lane target with 2 vectors a row, or AVX2's 8 lanes, keeps its tile.
+// A 16-lane target with 2 vectors a row keeps its tile. AVX2 (8 lanes, 4
+// x 24 tiles) takes 6 x 16 for a B that is not a constant (tallerTilePays):
+// 13 rows in tiles of 5, 5 and 3 (tileRows: 2 x 3 FMAs still fill the
+// FMA latency, where 6, 6 and 1 would wait on it for 2).
 // EXPLAIN: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 8 x 32 (2 x 16 lanes)
-// WIDE-PANEL-AVX2: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 4 x 24 (3 x 8 lanes)
-// Without wide-panels (kiln-compile --matmul-tile), the target's tile.
+// WIDE-PANEL-AVX2: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 5 x 16 (2 x 8 lanes)
+// Without shape-tiles (kiln-compile --matmul-tile), the target's tile.
 // WIDE-PANEL-OFF: remark: matmul: 13 x 16 x 64 (M x K x N, batch 2); tile 8 x 48 (3 x 16 lanes)
 func.func @wide_panel(%a: memref<2x13x16xf32>, %b: memref<2x16x64xf32>, %c: memref<2x13x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],

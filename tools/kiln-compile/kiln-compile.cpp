@@ -488,8 +488,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     cpuOptions.emulateGPU = emulateGPU;
     cpuOptions.explainMatmuls = explainMatmuls;
     if (!matmulTile.empty()) {
-      // The given tile for every matmul, the narrow ones too.
-      cpuOptions.matmulWidePanels = false;
+      // The given tile for every matmul, whatever its shape.
+      cpuOptions.matmulShapeTiles = false;
       auto [rows, vectors] = llvm::StringRef(matmulTile).split('x');
       if (rows.getAsInteger(10, cpuOptions.matmulRows) ||
           vectors.getAsInteger(10, cpuOptions.matmulVectors) ||

@@ -192,11 +192,13 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "loop of single steps): the loop's counter, branch and the "
            "next panel's prefetch are then paid once per this many steps, "
            "which pays where a step is short (AVX2's 6 x 16 tile: 4)">,
-    Option<"widePanels", "wide-panels", "bool", /*default=*/"true",
-           "With 16 lanes and 3 vectors a row (full-rate AVX-512), a plain "
-           "matmul at most 128 columns wide that needs fewer 64-column "
-           "panels than 48-column ones (attention's P V and Q K^T) takes "
-           "a 6 x 4-vector tile">,
+    Option<"shapeTiles", "shape-tiles", "bool", /*default=*/"true",
+           "Whether a matmul's shape and operands may change the target's "
+           "tile: with 16 lanes and 3 vectors a row (full-rate AVX-512), a "
+           "plain matmul at most 128 columns wide that needs fewer "
+           "64-column panels than 48-column ones (attention's P V and Q "
+           "K^T) takes a 6 x 4-vector tile; with 8 lanes, 4 rows and 3 "
+           "vectors (AVX2), one whose B is not a constant takes 6 x 2">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark at each lowered matmul: its shape and kind, the "
            "register tile, how A and B are read (packed at compile time, "

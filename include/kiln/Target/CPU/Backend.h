@@ -96,9 +96,9 @@ struct CodegenOptions {
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
-  /// Whether a narrow matmul may take a wider tile than the target's
-  /// (kiln-lower-matmul{wide-panels}); off when the tile is given.
-  bool matmulWidePanels = true;
+  /// Whether a matmul's shape and operands may change the target's tile
+  /// (kiln-lower-matmul{shape-tiles}); off when the tile is given.
+  bool matmulShapeTiles = true;
   /// Ways of a core's L1 data cache, which decides whether A is packed
   /// (kiln-lower-matmul{l1-ways}).
   int64_t l1Ways = 8;
