@@ -519,17 +519,28 @@ struct KernelTarget {
   bool shapeTiles;
 };
 
+/// A register tile's most rows (tileRows picks its rows up to these) and its
+/// vectors per row.
+struct TileShape {
+  int64_t rows, vectors;
+};
+
 class MatmulEmitter {
 public:
   MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
                 const KernelTarget &target, SymbolTable &symbols)
-      : op(op), shape(shape), lanes(target.lanes),
-        nrVectors(tileVectors(shape, target, streamsB(op, shape, symbols))),
-        mr(tileRows(shape.m, maxTileRows(target, nrVectors), nrVectors)),
-        nr(lanes * nrVectors), useFMA(target.useFMA),
-        halfRateVectors(target.halfRateVectors), l1Ways(target.l1Ways),
-        l2Bytes(target.l2Bytes), kUnroll(std::max<int64_t>(1, target.kUnroll)),
-        explain(target.explain), symbols(symbols), b(op), loc(op.getLoc()) {
+      : MatmulEmitter(op, shape, target, symbols,
+                      tileShape(shape, target, streamsB(op, shape, symbols))) {}
+
+  MatmulEmitter(linalg::GenericOp op, const MatmulShape &shape,
+                const KernelTarget &target, SymbolTable &symbols,
+                TileShape tile)
+      : op(op), shape(shape), lanes(target.lanes), nrVectors(tile.vectors),
+        mr(tileRows(shape.m, tile.rows, nrVectors)), nr(lanes * nrVectors),
+        useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
+        l1Ways(target.l1Ways), l2Bytes(target.l2Bytes),
+        kUnroll(std::max<int64_t>(1, target.kUnroll)), explain(target.explain),
+        symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -1035,12 +1046,8 @@ private:
   /// 1.87-1.91 -> 1.78-1.83 ms in a busy period, 1.39-1.68 -> 1.39-1.47 in
   /// a quieter one; alone, its filters in L3, the same.
   static int64_t tileVectors(const MatmulShape &shape,
-                             const KernelTarget &target, bool streamsB) {
+                             const KernelTarget &target) {
     int64_t vectors = target.vectors;
-    if (widerPanelPays(shape, target))
-      return kWidePanelVectors;
-    if (tallerTilePays(shape, target, streamsB))
-      return kTallTileVectors;
     if (!shape.windowedRows() || vectors <= 2)
       return vectors;
     int64_t half = target.l2Bytes / 2;
@@ -1074,12 +1081,28 @@ private:
            llvm::divideCeil(shape.n, target.vectors * target.lanes);
   }
 
+  /// The target's tile, or the one that a matmul's shape and operands take
+  /// instead (widerPanelPays, tallerTilePays, tileVectors). A wide or tall
+  /// tile keeps the target's accumulator count.
+  static TileShape tileShape(const MatmulShape &shape,
+                             const KernelTarget &target, bool streamsB) {
+    auto sameAccumulators = [&](int64_t vectors) {
+      int64_t rows = target.rows * target.vectors / vectors;
+      return TileShape{std::max<int64_t>(1, rows), vectors};
+    };
+    if (widerPanelPays(shape, target))
+      return sameAccumulators(kWidePanelVectors);
+    if (tallerTilePays(shape, target, streamsB))
+      return sameAccumulators(kTallTileVectors);
+    return {target.rows, tileVectors(shape, target)};
+  }
+
   /// Vectors per row of the tall tile that a 16-register target (AVX2's 4 x
   /// 24) takes when B streams: 6 x 16, the same 12 accumulators.
   static constexpr int64_t kTallTileVectors = 2;
 
-  /// Whether `op`'s B is an activation read in place: not a constant
-  /// (packed at compile time) nor an implicit GEMM's shifted input.
+  /// Whether `op`'s B is an activation: not a constant (packed at compile
+  /// time) nor an implicit GEMM's shifted input.
   static bool streamsB(linalg::GenericOp op, const MatmulShape &shape,
                        SymbolTable &symbols) {
     return shape.tapOffsets.empty() && !shape.windowedRows() &&
@@ -1088,29 +1111,19 @@ private:
 
   /// Whether a 16-register target (AVX2: 4 x 24 tiles, 12 accumulators, 3 B
   /// vectors and a broadcast) takes 6 x 16 tiles instead: when B is an
-  /// activation read in place (a 1x1 convolution's input with the pixels
-  /// as columns, attention's K^T and V), each B row of a panel comes from
-  /// L2 or beyond once per tile, and 6 rows a B vector need a third fewer
-  /// B loads per FMA than 4. On a Zen 3 core (1 thread, `--profile`, best
-  /// of 6) MobileNetV2 b1's 1x1 convolutions 144 -> 24 at 56x56 362 ->
-  /// 277 us, 192 -> 32 at 28x28 162 -> 123, 64 -> 384 at 14x14 131 -> 122;
-  /// the expansions with k = 16-32 within 3%. With B packed at compile time
-  /// the 4 x 24 tile keeps it (512^3 92.6 -> 89.2 GFLOP/s in 6 x 16).
+  /// activation (a 1x1 convolution's input with the pixels as columns,
+  /// attention's K^T and V), not packed at compile time, each B row of a
+  /// panel comes from L2 or beyond once per tile, and 6 rows a B vector
+  /// need a third fewer B loads per FMA than 4. On a Zen 3 core (1 thread,
+  /// `--profile`, best of 6) MobileNetV2 b1's 1x1 convolutions 144 -> 24
+  /// at 56x56 with the residual 349 -> 252 us, 192 -> 32 at 28x28 154 ->
+  /// 113, 64 -> 384 at 14x14 125 -> 111; the expansions with k = 16-32
+  /// within 3%. With B packed at compile time the 4 x 24 tile keeps it
+  /// (512^3 92.6 -> 89.2 GFLOP/s in 6 x 16).
   static bool tallerTilePays(const MatmulShape &shape,
                              const KernelTarget &target, bool streamsB) {
     return target.shapeTiles && streamsB && target.vectors == 3 &&
            target.lanes == 8 && target.rows == 4;
-  }
-
-  /// The most rows of a tile of `vectors` vectors a row: the target's, or
-  /// as many as keep its accumulator count when the row is wider, or when a
-  /// 16-register target's is narrower (tallerTilePays).
-  static int64_t maxTileRows(const KernelTarget &target, int64_t vectors) {
-    bool tall =
-        vectors == kTallTileVectors && target.lanes == 8 && target.vectors == 3;
-    if (vectors <= target.vectors && !tall)
-      return target.rows;
-    return std::max<int64_t>(1, target.rows * target.vectors / vectors);
   }
 
   /// The rows of C's tiles for M rows, at most `maxRows`: the count whose
