@@ -106,9 +106,23 @@ def sweep(lo, hi, count=200_003):
     return np.linspace(lo, hi, count, dtype=np.float64).astype(np.float32)
 
 
+def around(center, steps=400):
+    """The f32 values within `steps` representable steps of `center`: the
+    edges where a result turns inf or zero."""
+    below = up = np.float32(center)
+    values = [below]
+    for _ in range(steps):
+        below = np.nextafter(below, np.float32(-np.inf))
+        up = np.nextafter(up, np.float32(np.inf))
+        values += [below, up]
+    return np.sort(np.array(values, np.float32))
+
+
 # name, graph builder, float64 reference, inputs, kind of bound, bound.
 CASES = [
-    ("exp", lambda op, c, x: op("Exp", [x]), np.exp, sweep(-103, 88.7), "rel", 1e-6),
+    # Up to and past overflow: ln(f32 max) = 88.72283905.
+    ("exp", lambda op, c, x: op("Exp", [x]), np.exp,
+     np.concatenate([sweep(-103, 88.7), around(88.7228390)]), "rel", 1e-6),
     ("sigmoid", lambda op, c, x: op("Sigmoid", [x]), lambda x: 1 / (1 + np.exp(-x)),
      sweep(-80, 80), "rel", 2e-6),
     ("tanh", lambda op, c, x: op("Tanh", [x]), np.tanh, sweep(-10, 10), "rel", 2e-6),
@@ -170,7 +184,14 @@ def main():
                 else:
                     error = np.abs(actual - reference)
                 worst = float(error.max())
-                passed = worst <= bound and np.all(np.isfinite(actual[np.isfinite(reference)]))
+                # Finite wherever the exact result is (a hair below f32 max
+                # may round up); inf from 2^128 up.
+                finite = np.abs(reference) <= HUGE * (1 - 1e-6)
+                overflows = np.abs(reference) >= 2.0**128
+                passed = (worst <= bound and np.all(np.isfinite(actual[finite]))
+                          and np.all(np.isinf(actual[overflows])))
+                if not np.all(np.isinf(actual[overflows])):
+                    print(f"  {name}: a result past f32 max is not inf")
                 flushed = np.abs(reference) < FLUSHED * 0.99
                 if name in FLUSHING and not np.all(actual[flushed] == 0):
                     print(f"  {name}: a result below 2^-125.5 is not flushed to 0")

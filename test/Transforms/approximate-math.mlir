@@ -2,8 +2,10 @@
 // RUN: kiln-opt %s -split-input-file --kiln-approximate-math | FileCheck %s --check-prefix=BITS
 
 // exp: clamp, n = round(x log2 e), r = x - n ln 2 in two parts, a degree-5
-// polynomial (five FMAs), then 2^n: one ldexp, or two powers of two built
-// from exponent bits; below -125.5 ln 2 the result is 0 (never subnormal).
+// polynomial (three pairs c_2i + c_2i+1 r, then Horner's rule in r^2: five
+// FMAs and r^2), then 2^n: one ldexp, or n added to the polynomial's
+// exponent bits (the clamp's top is then ln(2^128), from which the result
+// is inf); below -125.5 ln 2 the result is 0 (never subnormal).
 // With ldexp, n is rounded to an integer by lrint and converted back (once
 // vectorized, ldexp's own conversion of the exponent is the same one).
 // LDEXP-LABEL: func.func @exp
@@ -22,16 +24,25 @@
 // LDEXP: arith.select %[[SMALL]], %[[ZERO]], %[[SCALED]]
 // LDEXP-NOT: math.exp
 // BITS-LABEL: func.func @exp
+// BITS-DAG: %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// BITS-DAG: %[[TOP:.*]] = arith.constant 88.7228394 : f32
 // BITS-NOT: llvm.intr.lrint
+// BITS: arith.cmpf ogt, %{{.*}}, %[[TOP]]
 // BITS: math.roundeven
-// BITS-COUNT-7: math.fma
+// BITS-COUNT-5: math.fma
+// BITS: %[[SQUARE:.*]] = arith.mulf %[[R:.*]], %[[R]]
+// BITS: math.fma %{{.*}}, %[[SQUARE]]
+// BITS: %[[P:.*]] = math.fma %{{.*}}, %[[SQUARE]]
 // BITS: %[[K:.*]] = arith.fptosi
-// BITS: %[[H:.*]] = arith.shrsi %[[K]]
-// BITS: arith.subi %[[K]], %[[H]]
-// BITS-COUNT-2: arith.shli
-// BITS: %[[SCALED:.*]] = arith.mulf
+// BITS: %[[PBITS:.*]] = arith.bitcast %[[P]] : f32 to i32
+// BITS: %[[SHIFTED:.*]] = arith.shli %[[K]]
+// BITS: %[[SUM:.*]] = arith.addi %[[PBITS]], %[[SHIFTED]] : i32
+// BITS: %[[SCALED:.*]] = arith.bitcast %[[SUM]] : i32 to f32
+// BITS: %[[HUGE:.*]] = arith.cmpf oge, %arg0, %[[TOP]]
+// BITS: %[[CAPPED:.*]] = arith.select %[[HUGE]], %[[INF]], %[[SCALED]]
 // BITS: %[[SMALL:.*]] = arith.cmpf olt, %arg0
-// BITS: arith.select %[[SMALL]], %{{.*}}, %[[SCALED]]
+// BITS: arith.select %[[SMALL]], %{{.*}}, %[[CAPPED]]
+// BITS-NOT: arith.mulf
 // BITS-NOT: llvm.intr.ldexp
 // BITS-NOT: math.exp
 func.func @exp(%x: f32) -> f32 {
@@ -61,7 +72,7 @@ func.func @exp(%x: f32) -> f32 {
 // LDEXP-NOT: arith.shrsi
 // LDEXP-NOT: math.exp2
 // BITS-LABEL: func.func @exp2_vector
-// BITS: arith.shrsi %{{.*}} : vector<16xi32>
+// BITS: arith.addi %{{.*}} : vector<16xi32>
 // BITS-NOT: llvm.call_intrinsic
 // BITS-NOT: math.exp2
 func.func @exp2_vector(%x: vector<16xf32>) -> vector<16xf32> {
@@ -93,7 +104,7 @@ func.func @exp2_ymm_vector(%x: vector<8xf32>) -> vector<8xf32> {
 // LDEXP: arith.truncf %{{.*}} : f32 to f16
 // LDEXP: math.exp %{{.*}} : f64
 // BITS-LABEL: func.func @other_types
-// BITS: arith.shrsi
+// BITS: arith.addi
 // BITS: math.exp %{{.*}} : f64
 func.func @other_types(%h: f16, %d: f64) -> (f16, f64) {
   %0 = math.exp %h : f16
