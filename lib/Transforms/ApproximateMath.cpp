@@ -19,6 +19,8 @@
 
 #include "kiln/Transforms/Passes.h"
 
+#include "kiln/Support/Polynomial.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -125,20 +127,8 @@ public:
     Value low = select(arith::CmpFPredicate::OLT, x, lo, constant(lo), x);
     return select(arith::CmpFPredicate::OGT, low, hi, constant(hi), low);
   }
-  /// Horner's rule in r^2 over the pairs c_2i + c_2i+1 r, with fused
-  /// multiply-adds.
   Value polynomial(Value r, ArrayRef<double> coefficients) {
-    SmallVector<Value> pairs;
-    for (size_t i = 0; i < coefficients.size(); i += 2)
-      pairs.push_back(
-          i + 1 < coefficients.size()
-              ? fma(constant(coefficients[i + 1]), r, constant(coefficients[i]))
-              : constant(coefficients[i]));
-    Value square = mul(r, r);
-    Value p = pairs.back();
-    for (Value pair : llvm::reverse(ArrayRef(pairs).drop_back()))
-      p = fma(p, square, pair);
-    return p;
+    return kiln::emitPolynomial(b, loc, r, coefficients);
   }
   /// p * 2^n for an integral-valued n in [-126, kMaxExponent] (normal or
   /// inf for the w >= kMinExponent it is used on). Without ldexp, n in

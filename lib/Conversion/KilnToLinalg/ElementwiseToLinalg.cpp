@@ -10,6 +10,7 @@
 
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Support/Polynomial.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -171,9 +172,7 @@ Value geluErf(ScalarEmitter &e, Value x) {
   OpBuilder &b = e.b;
   Location loc = e.loc;
   Value a = math::AbsFOp::create(b, loc, x);
-  Value q = e.constant(x, kGeluLogTail[std::size(kGeluLogTail) - 1]);
-  for (double c : llvm::reverse(ArrayRef(kGeluLogTail).drop_back()))
-    q = math::FmaOp::create(b, loc, q, a, e.constant(x, c));
+  Value q = emitPolynomial(b, loc, a, kGeluLogTail);
   Value tail = e.mul(x, math::ExpOp::create(b, loc, q));
   // Past the fitted range (and for inf, whose x * T would be NaN) x T is 0.
   Value far = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a,
