@@ -216,20 +216,20 @@ template <typename OpTy> struct F32Expansion : public OpRewritePattern<OpTy> {
     return useLdexp && !isa<VectorType>(e.type);
   }
 
-  /// The least w (in powers of two) the clamp lets through: above it the
-  /// ldexp path overflows to inf by itself, the bits path selects inf.
+  /// The top of the clamp of w (x / ln 2 for exp): above it the ldexp path
+  /// overflows to inf by itself; from it on the bits path selects inf.
   double highestExponent() const {
     return useLdexp ? kMaxExponent : kOverflowExponent;
   }
 
-  /// e.scale's p * 2^n for w's n, then inf and 0 beyond what it computes;
-  /// `scaleOfW` is the same scale of w (x ln 2 for exp).
-  Value scaleAndBound(F32Emitter &e, Value p, Value n, Value k, Value w,
-                      double scaleOfW) const {
+  /// e.scale's p * 2^n, then inf and 0 where the input is beyond what it
+  /// computes. `input` is w times `inputPerW` (x = w ln 2 for exp).
+  Value scaleAndBound(F32Emitter &e, Value p, Value n, Value k, Value input,
+                      double inputPerW) const {
     Value result = e.scale(p, n, useLdexp, k);
     if (!useLdexp)
-      result = e.infFrom(w, kOverflowExponent * scaleOfW, result);
-    return e.zeroBelow(w, kMinExponent * scaleOfW, result);
+      result = e.infFrom(input, kOverflowExponent * inputPerW, result);
+    return e.zeroBelow(input, kMinExponent * inputPerW, result);
   }
 
   LogicalResult matchAndRewrite(OpTy op,
