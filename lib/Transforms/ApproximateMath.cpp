@@ -68,8 +68,7 @@ constexpr double kOverflowExponent = 128;
 /// for it (128 x 768 x 3072 + GELU: 11% over the bias alone, 4% with small
 /// activations). From w >= -125.5 on, 2^w >= 2^-125.5 is normal, and so is
 /// every intermediate: n = round(w) is -126 only for w - n near +1/2,
-/// where p is near 2^1/2, and the two factors of the bits path are
-/// powers of two of at least 2^-63.
+/// where p is near 2^1/2, so the bits path's exponent sum is at least 1.
 constexpr double kMinExponent = -125.5;
 
 /// ln 2 split so that n * kLn2High is exact for |n| < 2^11 (Cody-Waite).
