@@ -52,6 +52,28 @@ func.func @exp(%x: f32) -> f32 {
 
 // -----
 
+// An exp whose operand is never positive (softmax's x - max) cannot
+// overflow: the clamp keeps its lower bound only, and no select makes inf.
+// LDEXP-LABEL: func.func @exp_nonpositive
+// LDEXP: arith.cmpf olt
+// LDEXP-NOT: arith.cmpf ogt
+// LDEXP: llvm.intr.ldexp
+// BITS-LABEL: func.func @exp_nonpositive
+// BITS-NOT: 0x7F800000
+// BITS: arith.cmpf olt
+// BITS-NOT: arith.cmpf ogt
+// BITS-NOT: arith.cmpf oge
+// BITS: arith.addi
+// BITS: %[[SMALL:.*]] = arith.cmpf olt, %arg0
+// BITS: arith.select %[[SMALL]]
+// BITS-NOT: arith.select
+func.func @exp_nonpositive(%x: f32) -> f32 {
+  %0 = math.exp %x {kiln.nonpositive_operand} : f32
+  return %0 : f32
+}
+
+// -----
+
 // exp2 on a zmm vector (a matmul epilogue): the reduction is a
 // subtraction; 2^n is one vscalefps, which takes the integral n as a float
 // (no conversions to an integer and back, no bits); below 2^-125.5 the

@@ -41,6 +41,13 @@ constexpr llvm::StringLiteral kWinogradAttrName = "kiln.winograd";
 constexpr llvm::StringLiteral kWinogradInput = "input";
 constexpr llvm::StringLiteral kWinogradOutput = "output";
 
+/// The unit attribute convert-kiln-to-linalg puts on a math.exp whose
+/// operand is never positive (softmax's x - max; GELU's log tail, where it
+/// is used), for kiln-approximate-math: the result is at most 1, so the
+/// expansion leaves out the clamp and the select that make overflow inf.
+constexpr llvm::StringLiteral kNonPositiveOperandAttrName =
+    "kiln.nonpositive_operand";
+
 /// Partial vectors (the first `count` lanes of a `type` access, the rest
 /// `passthru` when loading). AVX-512 masks lanes natively, but AVX2's masked
 /// loads and stores (vmaskmov) are microcoded on AMD cores: with 8 lanes or

@@ -62,7 +62,9 @@ def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
     (`llvm.x86.avx512.mask.scalef.ps.512`, n as a float: no conversions), so
     `ldexp` is for AVX-512 targets only; scalar code rounds n with
     `llvm.intr.lrint` (its conversion back shared with ldexp's once
-    vectorized); otherwise n is added to p's exponent bits.
+    vectorized); otherwise n is added to p's exponent bits. An exp tagged
+    `kiln.nonpositive_operand` (softmax, GELU's tail) skips the overflow
+    check.
   }];
   let options = [
     Option<"useLdexp", "ldexp", "bool", /*default=*/"false",

@@ -11,6 +11,7 @@
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Support/Polynomial.h"
+#include "kiln/Transforms/KernelEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -173,7 +174,10 @@ Value geluErf(ScalarEmitter &e, Value x) {
   Location loc = e.loc;
   Value a = math::AbsFOp::create(b, loc, x);
   Value q = emitPolynomial(b, loc, a, kGeluLogTail);
-  Value tail = e.mul(x, math::ExpOp::create(b, loc, q));
+  // q <= ln(1/2) where the tail is used (and x T is 0 elsewhere).
+  auto exp = math::ExpOp::create(b, loc, q);
+  exp->setAttr(kNonPositiveOperandAttrName, b.getUnitAttr());
+  Value tail = e.mul(x, exp);
   // Past the fitted range (and for inf, whose x * T would be NaN) x T is 0.
   Value far = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a,
                                     e.constant(x, kGeluTailEnd));

@@ -13,6 +13,7 @@
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Support/ShapeUtils.h"
+#include "kiln/Transforms/KernelEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -194,7 +195,9 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
     Value exps = detail::elementwiseGeneric(
         rewriter, loc, shifted, type,
         [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return math::ExpOp::create(b, l, a[0]);
+          auto exp = math::ExpOp::create(b, l, a[0]);
+          exp->setAttr(kNonPositiveOperandAttrName, b.getUnitAttr());
+          return exp;
         });
     Value sum = reduce(rewriter, loc, exps, {axis}, true, keptType,
                        Combiner::Sum, false);

@@ -134,7 +134,7 @@ func.func @select_and_logic(%c: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<f32>
 // CHECK-COUNT-5: math.fma %{{.*}}, %[[A]], %{{.*}} : f32
 // CHECK: %[[SQUARE:.*]] = arith.mulf %[[A]], %[[A]] : f32
 // CHECK-COUNT-4: math.fma %{{.*}}, %[[SQUARE]], %{{.*}} : f32
-// CHECK: %[[E:.*]] = math.exp %{{.*}} : f32
+// CHECK: %[[E:.*]] = math.exp %{{.*}} {kiln.nonpositive_operand} : f32
 // CHECK: %[[XT:.*]] = arith.mulf %[[X]], %[[E]] : f32
 // CHECK: %[[FAR:.*]] = arith.cmpf ogt, %[[A]], %{{.*}} : f32
 // CHECK: %[[T:.*]] = arith.select %[[FAR]], %{{.*}}, %[[XT]] : f32
