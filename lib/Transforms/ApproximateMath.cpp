@@ -227,6 +227,17 @@ template <typename OpTy> struct F32Expansion : public OpRewritePattern<OpTy> {
     return useLdexp ? kMaxExponent : kOverflowExponent;
   }
 
+  /// `input` (w times `inputPerW`) clamped to the w it computes: below it
+  /// the result is flushed to 0 and above it inf (by the ldexp itself, or by
+  /// scaleAndBound's select). Where it never `mayOverflow`, only raised.
+  Value clampInput(F32Emitter &e, Value input, double inputPerW,
+                   bool mayOverflow = true) const {
+    double lowest = kMinExponent * inputPerW;
+    if (!mayOverflow)
+      return e.atLeast(input, lowest);
+    return e.clamp(input, lowest, highestExponent() * inputPerW);
+  }
+
   /// e.scale's p * 2^n, then inf (where it `mayOverflow`) and 0 where the
   /// input is beyond what it computes. `input` is w times `inputPerW` (x =
   /// w ln 2 for exp).
@@ -268,8 +279,7 @@ struct Exp2Expansion : public F32Expansion<math::Exp2Op> {
   using F32Expansion::F32Expansion;
 
   Value expand(F32Emitter &e, Value w, math::Exp2Op) const override {
-    // Above the clamp the result is inf anyway; below it, flushed to 0.
-    Value clamped = e.clamp(w, kMinExponent, highestExponent());
+    Value clamped = clampInput(e, w, 1);
     auto [n, k] = e.roundToInteger(clamped, scalarLdexp(e));
     Value p = e.polynomial(e.sub(clamped, n), kExp2Polynomial);
     return scaleAndBound(e, p, n, k, w, 1);
@@ -288,9 +298,7 @@ struct ExpExpansion : public F32Expansion<math::ExpOp> {
     // Softmax's exp(x - max): an overflow check per element costs it ~12%
     // on AVX2 (a compare and a blend on the FMA pipes, its bottleneck).
     bool mayOverflow = !op->hasAttr(kiln::kNonPositiveOperandAttrName);
-    double lowest = kMinExponent * M_LN2;
-    Value clamped = mayOverflow ? e.clamp(x, lowest, highestExponent() * M_LN2)
-                                : e.atLeast(x, lowest);
+    Value clamped = clampInput(e, x, M_LN2, mayOverflow);
     auto [n, k] =
         e.roundToInteger(e.mul(clamped, e.constant(M_LOG2E)), scalarLdexp(e));
     Value r = e.fma(n, e.constant(-kLn2High), clamped);

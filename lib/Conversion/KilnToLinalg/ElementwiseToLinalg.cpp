@@ -11,7 +11,6 @@
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Support/Polynomial.h"
-#include "kiln/Transforms/KernelEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -175,9 +174,7 @@ Value geluErf(ScalarEmitter &e, Value x) {
   Value a = math::AbsFOp::create(b, loc, x);
   Value q = emitPolynomial(b, loc, a, kGeluLogTail);
   // q <= ln(1/2) where the tail is used (and x T is 0 elsewhere).
-  auto exp = math::ExpOp::create(b, loc, q);
-  exp->setAttr(kNonPositiveOperandAttrName, b.getUnitAttr());
-  Value tail = e.mul(x, exp);
+  Value tail = e.mul(x, detail::nonPositiveExp(b, loc, q));
   // Past the fitted range (and for inf, whose x * T would be NaN) x T is 0.
   Value far = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, a,
                                     e.constant(x, kGeluTailEnd));

@@ -13,7 +13,6 @@
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Support/ShapeUtils.h"
-#include "kiln/Transforms/KernelEmitters.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -195,9 +194,7 @@ struct SoftmaxToGenerics : public OpConversionPattern<OpTy> {
     Value exps = detail::elementwiseGeneric(
         rewriter, loc, shifted, type,
         [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          auto exp = math::ExpOp::create(b, l, a[0]);
-          exp->setAttr(kNonPositiveOperandAttrName, b.getUnitAttr());
-          return exp;
+          return detail::nonPositiveExp(b, l, a[0]);
         });
     Value sum = reduce(rewriter, loc, exps, {axis}, true, keptType,
                        Combiner::Sum, false);

@@ -2,7 +2,10 @@
 
 #include "Utils.h"
 
+#include "kiln/Transforms/KernelEmitters.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
@@ -154,6 +157,12 @@ void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args) {
                   ? arith::AddFOp::create(b, loc, args[2], product).getResult()
                   : arith::AddIOp::create(b, loc, args[2], product).getResult();
   linalg::YieldOp::create(b, loc, sum);
+}
+
+Value nonPositiveExp(OpBuilder &b, Location loc, Value x) {
+  auto exp = math::ExpOp::create(b, loc, x);
+  exp->setAttr(kNonPositiveOperandAttrName, b.getUnitAttr());
+  return exp;
 }
 
 } // namespace kiln::detail

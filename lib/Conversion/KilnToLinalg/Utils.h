@@ -76,6 +76,11 @@ mlir::Value elementwiseGeneric(mlir::OpBuilder &b, mlir::Location loc,
 void multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::ValueRange args);
 
+/// e^x for an `x` known never to be positive (softmax's x - max, GELU's log
+/// tail), tagged so that kiln-approximate-math leaves out the overflow check.
+mlir::Value nonPositiveExp(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value x);
+
 } // namespace kiln::detail
 
 #endif // KILN_LIB_CONVERSION_KILNTOLINALG_UTILS_H
