@@ -103,8 +103,10 @@ constexpr int64_t kL1WaysForStreams = 4;
 constexpr int64_t kNarrowL1Ways = 8;
 
 /// Reductions at least this long pack an operand read one row per step,
-/// unless the target's vector FMAs run at half rate (stepsOutrunRows).
-constexpr int64_t kLongReduction = 1024;
+/// unless the target's vector FMAs run at half rate (stepsOutrunRows); over
+/// a batch, only images of at least kMinPackedImageWork multiply-adds.
+constexpr int64_t kLongReduction = 128;
+constexpr int64_t kMinPackedImageWork = int64_t(1) << 21;
 
 /// How far ahead (in panels) a tile prefetches a B it reads in place
 /// (prefetchAhead): 1 to 3 measured alike, 8 too far.
@@ -1171,18 +1173,30 @@ private:
   }
 
   /// Whether an operand read in place one row per step of k (B, or a
-  /// transposed A: an im2col matrix) is better packed because the steps are
-  /// too short to hide its reads: each step touches one or two new cache
-  /// lines, which a tile's step covers when its vector FMAs run at half
-  /// rate (Zen 4's AVX-512: 16 FMAs, 16 cycles) but not at full rate (AVX2:
-  /// 12 FMAs, 6 cycles on two pipes; Intel's AVX-512: 16 FMAs, 8 cycles),
-  /// over a long reduction. AVX2, 3x3 512 -> 512 at 7x7 (K = 4608, the
-  /// im2col matrix as a transposed A): 3.6 -> 2.45 ms with it packed, 3x3
-  /// 256 -> 256 at 14x14 (K = 2304) 2.4-2.7 -> 2.4; a 1x1 960 -> 160 at
-  /// 7x7 (K = 960) lost 10% to the copy. AVX-512 on Zen 4 gains nothing;
-  /// on Emerald Rapids the 7x7 layer runs 2.54 -> 1.65 ms (1 thread).
+  /// transposed A: an im2col matrix, or a 1x1 convolution's input in NCHW)
+  /// is better packed because the steps are too short to hide its reads:
+  /// each step touches one or two new cache lines, which a tile's step
+  /// covers when its vector FMAs run at half rate (Zen 4's AVX-512: 16
+  /// FMAs, 16 cycles) but not at full rate (AVX2: 12 FMAs, 6 cycles on two
+  /// pipes; Intel's AVX-512: 16 FMAs, 8 cycles). Over a short reduction the
+  /// lines a tile reads stay in L1 for the next tiles, which read the same
+  /// lines (4 row tiles of A per line); from kLongReduction on, a tile's
+  /// lines and its panel of B outgrow L1. AVX2 (Zen 3, 1 thread), 1x1
+  /// convolutions at 7x7 (A transposed): 320 -> 1280 0.59 -> 0.44 ms, 960
+  /// -> 320 0.48 -> 0.34, 160 -> 960 0.22 -> 0.17; at 28x28 (B read in
+  /// place) 192 -> 64 0.29 -> 0.22; at 14x14 (K = 96 to 576) within 4%;
+  /// MobileNetV2 batch 1 8.70 -> 8.24 ms. 3x3 512 -> 512 at 7x7 (K = 4608):
+  /// 3.6 -> 2.45 ms. On Emerald Rapids the 7x7 layer runs 2.54 -> 1.65 ms
+  /// (1 thread); AVX-512 on Zen 4 gains nothing. Over a batch, an operand
+  /// packed per call takes a loop over it (each image's tiles a parallel
+  /// loop, a dispatch and a wait each), which a small image does not pay
+  /// for: attention's P V (12 heads of 128 x 128 x 64) ran 1-3% slower on 2
+  /// threads; MobileNetV2 and the ResNet-style CNN at batch 8 (and the
+  /// latter's Winograd matmuls, 16 of 128 x 128 x 196) ran 3-5% faster.
   bool stepsOutrunRows() const {
-    return !halfRateVectors && shape.k >= kLongReduction;
+    bool imagesPayForLoop =
+        shape.batch == 1 || shape.m * shape.n * shape.k >= kMinPackedImageWork;
+    return !halfRateVectors && shape.k >= kLongReduction && imagesPayForLoop;
   }
 
   Value index(int64_t value) {

@@ -23,6 +23,9 @@ tiles, checked against ONNX Runtime:
   split into phases, including ceil_mode's extra padding and a dilated
   window whose taps all read one phase;
 - a strided 1x1 convolution (one tap per row: not split);
+- 1x1 convolutions over long reductions (at least 128 channels in), the
+  input packed per call (per image over a batch of large images) with the
+  pixels as rows and with the channels as rows;
 - a 1x1 convolution's groups of pixels run band by band ahead of the
   banded depthwise convolution that reads them;
 - depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
@@ -244,6 +247,39 @@ def dilated_and_pointwise():
     return case
 
 
+def pointwise_long_reductions():
+    # 1x1 convolutions over at least 128 input channels, whose operand read
+    # one row per step of k is packed per call on full-rate FMAs (AVX2,
+    # Intel's AVX-512): pixels as rows at 7x7 (A, the input read
+    # transposed), 160 -> 200 with ReLU6 (49 pixels: a last row tile of 1),
+    # then 200 -> 130 (a ragged last panel).
+    case = Case("pointwise_long_reductions", 160, 7, batch=1)
+    case.conv(200, 1)
+    relu6(case)
+    case.conv(130, 1)
+    return case
+
+
+def pointwise_long_reductions_batch():
+    # The same over a batch of 2: 256 -> 200 (2.5M multiply-adds an image)
+    # packs A per image, in a loop over the batch; 200 -> 40 (0.4M, the
+    # channels as rows) reads B in place, the batch's tiles one parallel
+    # loop.
+    case = Case("pointwise_long_reductions_batch", 256, 7)
+    case.conv(200, 1)
+    relu6(case)
+    case.conv(40, 1)
+    return case
+
+
+def pointwise_long_reductions_channels():
+    # Channels as rows at 28x28: 144 -> 24 packs B (the input, 784 pixels a
+    # row) per call.
+    case = Case("pointwise_long_reductions_channels", 144, 28, batch=1)
+    case.conv(24, 1)
+    return case
+
+
 def relu6(case):
     if not any(i.name == "relu6_low" for i in case.initializers):
         case.constant("relu6_low", np.array(0.0))
@@ -422,7 +458,9 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          im2col_large_window, windowed_rows_strided,
          windowed_rows_single_image, unit_dims, one_pixel,
          windowed_rows_sliced_input, channels_as_rows,
-         strided_windows, average_pool, dilated_and_pointwise, depthwise_narrow,
+         strided_windows, average_pool, dilated_and_pointwise,
+         pointwise_long_reductions, pointwise_long_reductions_batch,
+         pointwise_long_reductions_channels, depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,
