@@ -102,10 +102,8 @@ constexpr int64_t kSweptSliceSteps = 768;
 constexpr int64_t kL1WaysForStreams = 4;
 constexpr int64_t kNarrowL1Ways = 8;
 
-/// Reductions at least this long pack an operand read one row per step,
-/// unless the target's vector FMAs run at half rate (stepsOutrunRows); over
-/// a batch, only images of at least kMinPackedImageWork multiply-adds.
-constexpr int64_t kLongReduction = 128;
+/// Over a batch, an operand read one row per step is packed per call only
+/// for images of at least this many multiply-adds (stepsOutrunRows).
 constexpr int64_t kMinPackedImageWork = int64_t(1) << 21;
 
 /// How far ahead (in panels) a tile prefetches a B it reads in place
@@ -511,6 +509,9 @@ struct KernelTarget {
   /// row (NR / lanes).
   int64_t lanes, rows, vectors;
   bool useFMA, halfRateVectors;
+  /// Steps of k from which an operand read one row per step is packed
+  /// (stepsOutrunRows).
+  int64_t longReduction;
   int64_t l1Ways, l2Bytes;
   /// Steps of k per iteration of a tile's k loop.
   int64_t kUnroll;
@@ -540,9 +541,9 @@ public:
       : op(op), shape(shape), lanes(target.lanes), nrVectors(tile.vectors),
         mr(tileRows(shape.m, tile.rows, nrVectors)), nr(lanes * nrVectors),
         useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
-        l1Ways(target.l1Ways), l2Bytes(target.l2Bytes),
-        kUnroll(std::max<int64_t>(1, target.kUnroll)), explain(target.explain),
-        symbols(symbols), b(op), loc(op.getLoc()) {
+        longReduction(target.longReduction), l1Ways(target.l1Ways),
+        l2Bytes(target.l2Bytes), kUnroll(std::max<int64_t>(1, target.kUnroll)),
+        explain(target.explain), symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -1178,25 +1179,21 @@ private:
   /// each step touches one or two new cache lines, which a tile's step
   /// covers when its vector FMAs run at half rate (Zen 4's AVX-512: 16
   /// FMAs, 16 cycles) but not at full rate (AVX2: 12 FMAs, 6 cycles on two
-  /// pipes; Intel's AVX-512: 16 FMAs, 8 cycles). Over a short reduction the
-  /// lines a tile reads stay in L1 for the next tiles, which read the same
-  /// lines (4 row tiles of A per line); from kLongReduction on, a tile's
-  /// lines and its panel of B outgrow L1. AVX2 (Zen 3, 1 thread), 1x1
-  /// convolutions at 7x7 (A transposed): 320 -> 1280 0.59 -> 0.44 ms, 960
-  /// -> 320 0.48 -> 0.34, 160 -> 960 0.22 -> 0.17; at 28x28 (B read in
-  /// place) 192 -> 64 0.29 -> 0.22; at 14x14 (K = 96 to 576) within 4%;
-  /// MobileNetV2 batch 1 8.70 -> 8.24 ms. 3x3 512 -> 512 at 7x7 (K = 4608):
-  /// 3.6 -> 2.45 ms. On Emerald Rapids the 7x7 layer runs 2.54 -> 1.65 ms
-  /// (1 thread); AVX-512 on Zen 4 gains nothing. Over a batch, an operand
-  /// packed per call takes a loop over it (each image's tiles a parallel
-  /// loop, a dispatch and a wait each), which a small image does not pay
-  /// for: attention's P V (12 heads of 128 x 128 x 64) ran 1-3% slower on 2
+  /// pipes; Intel's AVX-512: 16 FMAs, 8 cycles), from `longReduction` steps
+  /// on (the target's). AVX2, 3x3 512 -> 512 at 7x7 (K = 4608, the im2col
+  /// matrix as a transposed A): 3.6 -> 2.45 ms with it packed, 3x3 256 ->
+  /// 256 at 14x14 (K = 2304) 2.4-2.7 -> 2.4; on Emerald Rapids the 7x7
+  /// layer runs 2.54 -> 1.65 ms (1 thread); AVX-512 on Zen 4 gains nothing.
+  /// Over a batch, an operand packed per call takes a loop over it (each
+  /// image's tiles a parallel loop, a dispatch and a wait each), which a
+  /// small image does not pay for: on Zen 3 (long-reduction 128),
+  /// attention's P V (12 heads of 128 x 128 x 64) ran 1-3% slower on 2
   /// threads; MobileNetV2 and the ResNet-style CNN at batch 8 (and the
   /// latter's Winograd matmuls, 16 of 128 x 128 x 196) ran 3-5% faster.
   bool stepsOutrunRows() const {
     bool imagesPayForLoop =
         shape.batch == 1 || shape.m * shape.n * shape.k >= kMinPackedImageWork;
-    return !halfRateVectors && shape.k >= kLongReduction && imagesPayForLoop;
+    return !halfRateVectors && shape.k >= longReduction && imagesPayForLoop;
   }
 
   Value index(int64_t value) {
@@ -2480,7 +2477,7 @@ private:
   int64_t lanes, nrVectors, mr, nr, mTiles, nPanels;
   bool useFMA;
   bool halfRateVectors;
-  int64_t l1Ways, l2Bytes, kUnroll;
+  int64_t longReduction, l1Ways, l2Bytes, kUnroll;
   bool explain;
   SymbolTable &symbols;
   OpBuilder b;
@@ -2534,8 +2531,9 @@ struct LowerMatmulPass : public kiln::impl::LowerMatmulBase<LowerMatmulPass> {
         matmuls.push_back({op, *shape});
       }
     });
-    KernelTarget target{lanes,  rows,    vectors, fma,     halfRateVectors,
-                        l1Ways, l2Bytes, kUnroll, explain, shapeTiles};
+    KernelTarget target{lanes,           rows,          vectors,   fma,
+                        halfRateVectors, longReduction, l1Ways,    l2Bytes,
+                        kUnroll,         explain,       shapeTiles};
     for (auto &[op, shape] : matmuls)
       MatmulEmitter(op, shape, target, symbols).emit();
   }

@@ -23,9 +23,9 @@ tiles, checked against ONNX Runtime:
   split into phases, including ceil_mode's extra padding and a dilated
   window whose taps all read one phase;
 - a strided 1x1 convolution (one tap per row: not split);
-- 1x1 convolutions over long reductions (at least 128 channels in), the
-  input packed per call (per image over a batch of large images) with the
-  pixels as rows and with the channels as rows;
+- 1x1 convolutions over long reductions (128 channels in or more, with
+  --long-reduction=128), the input packed per call (per image over a batch
+  of large images) with the pixels as rows and with the channels as rows;
 - a 1x1 convolution's groups of pixels run band by band ahead of the
   banded depthwise convolution that reads them;
 - depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
@@ -250,10 +250,12 @@ def dilated_and_pointwise():
 def pointwise_long_reductions():
     # 1x1 convolutions over at least 128 input channels, whose operand read
     # one row per step of k is packed per call on full-rate FMAs (AVX2,
-    # Intel's AVX-512): pixels as rows at 7x7 (A, the input read
-    # transposed), 160 -> 200 with ReLU6 (49 pixels: a last row tile of 1),
-    # then 200 -> 130 (a ragged last panel).
+    # Intel's AVX-512) from --long-reduction steps on (Zen 1-3's 128, given
+    # here so that every host takes the path): pixels as rows at 7x7 (A,
+    # the input read transposed), 160 -> 200 with ReLU6 (49 pixels: a last
+    # row tile of 1), then 200 -> 130 (a ragged last panel).
     case = Case("pointwise_long_reductions", 160, 7, batch=1)
+    case.flags = ["--long-reduction=128"]
     case.conv(200, 1)
     relu6(case)
     case.conv(130, 1)
@@ -266,6 +268,7 @@ def pointwise_long_reductions_batch():
     # channels as rows) reads B in place, the batch's tiles one parallel
     # loop.
     case = Case("pointwise_long_reductions_batch", 256, 7)
+    case.flags = ["--long-reduction=128"]
     case.conv(200, 1)
     relu6(case)
     case.conv(40, 1)
@@ -276,6 +279,7 @@ def pointwise_long_reductions_channels():
     # Channels as rows at 28x28: 144 -> 24 packs B (the input, 784 pixels a
     # row) per call.
     case = Case("pointwise_long_reductions_channels", 144, 28, batch=1)
+    case.flags = ["--long-reduction=128"]
     case.conv(24, 1)
     return case
 

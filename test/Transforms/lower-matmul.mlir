@@ -15,7 +15,8 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=4 vectors=3" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-AVX2
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 shape-tiles=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-OFF
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=6" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2-EXPLAIN
-// RUN: kiln-opt %s --kiln-lower-matmul="explain=true half-rate-vectors=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=HALF-EXPLAIN
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=6 long-reduction=128" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACK128
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true half-rate-vectors=true long-reduction=128" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=HALF-EXPLAIN
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
@@ -215,9 +216,10 @@ func.func @spaced_b(%a: memref<3x8x16xf32>, %b: memref<3x16x32xf32, strided<[544
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// A spaced B (matrices 1025 rows apart) with a long reduction, 8 lanes,
-// images of 2M multiply-adds: the tiles read B packed per call, and the
-// copy reads each matrix from row b * 1025 of the view of its rows.
+// A spaced B (matrices 1025 rows apart) with a long reduction (1024 steps),
+// 8 lanes, images of 2M multiply-adds: the tiles read B packed per call,
+// and the copy reads each matrix from row b * 1025 of the view of its
+// rows.
 // AVX2-LABEL: func.func @spaced_b_packed
 // AVX2-NOT: memref.copy
 // AVX2: %[[ROWS:.*]] = memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [2049, 16], strides: [16, 1]
@@ -1166,14 +1168,15 @@ func.func @long_reduction_transposed_a(%a: memref<1x1024x10xf32>, %c: memref<1x1
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
 // 1x1 convolutions at 7x7 in NCHW (49 pixels, A transposed): from
-// kLongReduction (128) steps of k on, a full-rate tile packs A per call,
-// where reading it in place a tile's lines of A and its panel of B outgrow
-// L1 (MobileNetV2's 160 -> 960, 8 lanes: 0.22 -> 0.17 ms); a shorter
-// reduction's lines stay in L1 for the next row tiles, and half-rate FMAs
-// hide the reads.
-// AVX2-EXPLAIN: remark: matmul: 49 x 160 x 16 (M x K x N), A transposed; {{.*}}; A packed per call, B packed at compile time;
-// AVX2-EXPLAIN: remark: matmul: 49 x 96 x 16 (M x K x N), A transposed; {{.*}}; A read in place, B packed at compile time;
+// long-reduction steps of k on (128: Zen 1-3's), a full-rate tile packs A
+// per call, where reading it in place a tile's lines of A and its panel of
+// B outgrow L1 (MobileNetV2's 160 -> 960 on Zen 3: 0.22 -> 0.17 ms); a
+// shorter reduction's lines stay in L1 for the next row tiles, and
+// half-rate FMAs hide the reads. By default (1024) both read A in place.
+// PACK128: remark: matmul: 49 x 160 x 16 (M x K x N), A transposed; {{.*}}; A packed per call, B packed at compile time;
+// PACK128: remark: matmul: 49 x 96 x 16 (M x K x N), A transposed; {{.*}}; A read in place, B packed at compile time;
 // HALF-EXPLAIN: remark: matmul: 49 x 160 x 16 (M x K x N), A transposed; {{.*}}; A read in place, B packed at compile time;
+// AVX2-EXPLAIN: remark: matmul: 49 x 160 x 16 (M x K x N), A transposed; {{.*}}; A read in place, B packed at compile time;
 memref.global "private" constant @__constant_filters_160 : memref<16x160xf32> = dense<1.0>
 memref.global "private" constant @__constant_filters_96 : memref<16x96xf32> = dense<1.0>
 func.func @pointwise_at_7x7(%a: memref<1x160x49xf32>, %c: memref<1x49x16xf32>,
@@ -1209,8 +1212,8 @@ func.func @pointwise_at_7x7(%a: memref<1x160x49xf32>, %c: memref<1x49x16xf32>,
 // parallel loop each): attention's P V (12 heads of 128 x 128 x 64, 1M
 // multiply-adds each) reads B in place in one parallel loop; images of at
 // least kMinPackedImageWork (2M) multiply-adds pack it.
-// AVX2-EXPLAIN: remark: matmul: 128 x 128 x 64 (M x K x N, batch 12); {{.*}}; A read in place, B read in place; {{[0-9]+}} work items: 12 batches
-// AVX2-EXPLAIN: remark: matmul: 256 x 128 x 64 (M x K x N, batch 2); {{.*}}; A read in place, B packed per call; {{[0-9]+}} work items per image (a loop over the batch)
+// PACK128: remark: matmul: 128 x 128 x 64 (M x K x N, batch 12); {{.*}}; A read in place, B read in place; {{[0-9]+}} work items: 12 batches
+// PACK128: remark: matmul: 256 x 128 x 64 (M x K x N, batch 2); {{.*}}; A read in place, B packed per call; {{[0-9]+}} work items per image (a loop over the batch)
 func.func @batched_long_reduction(%a: memref<12x128x128xf32>, %b: memref<12x128x64xf32>, %c: memref<12x128x64xf32>,
                                   %a2: memref<2x256x128xf32>, %b2: memref<2x128x64xf32>, %c2: memref<2x256x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],

@@ -124,6 +124,12 @@ cl::opt<int64_t> l1Ways(
     cl::desc("Tuning: ways of a core's L1 data cache, which decide whether "
              "the CPU matmul kernels pack A; default: the target's"),
     cl::init(0), cl::Hidden);
+cl::opt<int64_t> longReduction(
+    "long-reduction",
+    cl::desc("Tuning: steps of k from which the CPU matmul kernels pack an "
+             "operand they would read one row per step; default: the "
+             "target's (128 on Zen 1-3, else 1024)"),
+    cl::init(0), cl::Hidden);
 cl::opt<int64_t> l2Bytes(
     "l2-bytes",
     cl::desc("Tuning: bytes of cache the CPU matmul kernels order their "
@@ -514,6 +520,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     };
     if (!takePositiveOption(matmulKUnroll, "steps", cpuOptions.matmulKUnroll) ||
         !takePositiveOption(l1Ways, "ways", cpuOptions.l1Ways) ||
+        !takePositiveOption(longReduction, "steps",
+                            cpuOptions.matmulLongReduction) ||
         !takePositiveOption(l2Bytes, "bytes", cpuOptions.l2Bytes))
       return 1;
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {

@@ -177,6 +177,13 @@ def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
            "512-bit ops on 256-bit pipes): a step of k then takes long "
            "enough to read an operand in place over a long reduction "
            "instead of packing it">,
+    Option<"longReduction", "long-reduction", "int64_t", /*default=*/"1024",
+           "Steps of k from which a tile whose FMAs run at full rate packs "
+           "an operand it would read one row per step (B, a transposed A) "
+           "per call: over a long reduction the new cache lines each step "
+           "reads outrun the step (kiln-compile gives the target's: 128 on "
+           "Zen 1-3, whose L1 fills from L2 too slowly for in-place reads "
+           "of 1x1 convolutions' inputs; 1024 elsewhere)">,
     Option<"l1Ways", "l1-ways", "int64_t", /*default=*/"8",
            "Ways of a core's L1 data cache: with few, the rows of A a tile "
            "reads in place evict each other when their pitch is a multiple "

@@ -219,13 +219,13 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
   std::string matmul = llvm::formatv(
       "kiln-lower-matmul{{lanes={0} rows={1} vectors={2} fma={3} "
       "half-rate-vectors={4} l1-ways={5} l2-bytes={6} k-unroll={7} "
-      "explain={8} shape-tiles={9}}",
+      "explain={8} shape-tiles={9} long-reduction={10}}",
       options.vectorLanes, options.matmulRows, options.matmulVectors,
       options.hasFMA ? "true" : "false",
       options.halfRateVectors ? "true" : "false", options.l1Ways,
       options.l2Bytes, options.matmulKUnroll,
       options.explainMatmuls ? "true" : "false",
-      options.matmulShapeTiles ? "true" : "false");
+      options.matmulShapeTiles ? "true" : "false", options.matmulLongReduction);
   std::string windowOps =
       llvm::formatv("kiln-lower-window-ops{{lanes={0} prefetch-min-bytes={1}}",
                     options.vectorLanes, options.windowPrefetchMinBytes);
@@ -279,6 +279,7 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine) {
   options.hasFMA = info->checkFeatures("+fma");
   options.l1Ways = l1DataWays(machine);
   options.l2Bytes = matmulCacheBytes(machine);
+  options.matmulLongReduction = longReductionSteps(machine);
   options.windowPrefetchMinBytes = windowPrefetchMinBytes(machine);
   options.hasNativeBF16 = hasNativeBF16(machine);
   if (info->checkFeatures("+avx512f")) {

@@ -99,6 +99,9 @@ struct CodegenOptions {
   /// Whether a matmul's shape and operands may change the target's tile
   /// (kiln-lower-matmul{shape-tiles}); off when the tile is given.
   bool matmulShapeTiles = true;
+  /// Steps of k from which a matmul packs an operand it would read one row
+  /// per step (longReductionSteps, kiln-lower-matmul{long-reduction}).
+  int64_t matmulLongReduction = 1024;
   /// Ways of a core's L1 data cache, which decides whether A is packed
   /// (kiln-lower-matmul{l1-ways}).
   int64_t l1Ways = 8;

@@ -51,6 +51,12 @@ int64_t splitBatchMinImageBytes(const llvm::TargetMachine &machine);
 /// 2 MiB for Intel's server cores since Sapphire Rapids, else 1 MiB).
 int64_t matmulCacheBytes(const llvm::TargetMachine &machine);
 
+/// Steps of k from which a matmul tile whose FMAs run at full rate packs an
+/// operand it would read one row per step (a transposed A, such as a 1x1
+/// convolution's input in NCHW with the pixels as rows; or B) per call
+/// (kiln-lower-matmul{long-reduction}): 128 on Zen 1-3, 1024 elsewhere.
+int64_t longReductionSteps(const llvm::TargetMachine &machine);
+
 /// The smallest input (bytes) the depthwise convolutions' and pools' plane
 /// layouts prefetch (kiln-lower-window-ops{prefetch-min-bytes}): 2 MiB, 0
 /// (none) on Intel's cores, whose L2 streamer runs ahead of the layout by
