@@ -313,7 +313,10 @@ METHOD = """\
   (12 ymm) register-resident FMA chains on 1 and N threads (`std::thread`);
   bandwidth from a STREAM triad `a = b + s*c` with non-temporal stores over
   384 MiB per thread (DRAM) and with ordinary stores over 192 KiB per thread
-  (L2), counting 12 bytes per element; best of 5 trials each.
+  (L2), counting 12 bytes per element; best of 5 trials each. The probe
+  runs before the first model and after each; every figure is the best of
+  all probes (a probe taken while another guest shares the host's core
+  reads low).
 """
 
 

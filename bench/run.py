@@ -16,7 +16,8 @@ count start a worker (bench/measure.py) that runs every engine in one
 process, interleaved, under a timeout, and then, for the models that have
 one, the hand-written fusion-limit loop (bench/handwritten.py). A model that
 fails to compile, fails to run, mismatches or times out is reported in the
-table's status column and the run goes on.
+table's status column and the run goes on. The probe runs again after each
+model; the report's peaks and bandwidths are the best of all probes.
 """
 
 import argparse
@@ -377,12 +378,19 @@ def main() -> int:
         + "".join(f"\n  {name}: {note}" for name, note in peer_notes.items()))
     log(report.terminal_header())
 
-    results = []
+    results, probes = [], [probe]
     for spec in specs:
         results.extend(benchmark_model(
             spec, thread_counts, settings, peers, kiln, args.work_dir, log,
             on_result=lambda result: log(report.terminal_row(result, roofline)
                                          + report.terminal_fusion_limit_note(result))))
+        # Probed again after each model (1-2 s): the best of all probes.
+        probes.append(machine.run_probe(args.work_dir, max(thread_counts),
+                                        settings.quick_probe))
+    probe = machine.best_probe(probes)
+    machine.save_probe(probe, args.work_dir)
+    roofline = machine.Roofline(probe)
+    log(f"best of {len(probes)} probes: " + report.probe_summary(probe))
     elapsed = time.time() - started
 
     log("")
