@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* The ABI between a compiled model.so and this runtime. */
-#define KILN_ABI_VERSION 3
+#define KILN_ABI_VERSION 4
 
 typedef enum kiln_dtype {
   KILN_DTYPE_F32 = 1,
@@ -46,8 +46,9 @@ typedef enum kiln_status {
   KILN_ERROR_SHAPE = 5,            /* wrong rank or dims */
   KILN_ERROR_DTYPE = 6,            /* wrong element type */
   KILN_ERROR_OUT_OF_MEMORY = 7,
-  KILN_ERROR_RUN = 8,   /* the model's code reported a failure */
-  KILN_ERROR_DEVICE = 9 /* no GPU driver or device, or it failed */
+  KILN_ERROR_RUN = 8,    /* the model's code reported a failure */
+  KILN_ERROR_DEVICE = 9, /* no GPU driver or device, or it failed */
+  KILN_ERROR_CPU = 10    /* compiled for CPU extensions this one lacks */
 } kiln_status;
 
 /* What a model was compiled for (kiln-compile --target). */
@@ -196,6 +197,12 @@ typedef struct kiln_model_info {
    * NULL when none. The runtime moves it onto huge pages at load time. */
   const void *streamed_weights_begin;
   const void *streamed_weights_end;
+  /* The CPU the code was compiled for (kiln-compile --mcpu, resolved:
+   * "znver4") and the x86 extensions it may use, comma separated
+   * (include/kiln/CpuFeatures.h): the runtime refuses to load the model on a
+   * CPU without one of them. */
+  const char *cpu;
+  const char *cpu_features;
 } kiln_model_info;
 
 /* A parallel loop body: iterations [begin, end) of a loop. */

@@ -9,6 +9,7 @@
 #include "kiln/runtime.h"
 
 #include "CudaDevice.h"
+#include "HostCpu.h"
 #include "HugePages.h"
 #include "ThreadPool.h"
 
@@ -117,6 +118,20 @@ kiln_status kiln_model_load(const char *path, kiln_model **model) {
                 "'%s' was compiled for kiln ABI %u; this runtime implements "
                 "ABI %d: recompile the model",
                 path, version, KILN_ABI_VERSION);
+  }
+  // Before any of the model's code runs: compiled for extensions this CPU
+  // lacks, its first kernel would die of an illegal instruction.
+  if (std::string missing =
+          kiln::runtime::missingCpuFeatures(info->cpu_features);
+      !missing.empty()) {
+    std::string cpu = info->cpu ? info->cpu : "?";
+    dlclose(library);
+    return fail(KILN_ERROR_CPU,
+                "'%s' was compiled for %s and uses CPU extensions this CPU "
+                "lacks (or its OS does not enable): %s; compile it for this "
+                "machine (kiln-compile's default, --mcpu=native) or one it "
+                "shares them with (e.g. --mcpu=x86-64-v3)",
+                path, cpu.c_str(), missing.c_str());
   }
   if (info->streamed_weights_begin && kiln::runtime::hugePagesEnabled())
     kiln::runtime::moveToHugePages(info->streamed_weights_begin,

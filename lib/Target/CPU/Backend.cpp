@@ -364,9 +364,10 @@ namespace {
 /// Emits the kiln_model_info tables and the exported entry points.
 class ABIBuilder {
 public:
-  ABIBuilder(llvm::Module &module, const ModelSignature &signature)
+  ABIBuilder(llvm::Module &module, const ModelSignature &signature,
+             const llvm::TargetMachine &machine)
       : module(module), ctx(module.getContext()), signature(signature),
-        ptr(llvm::PointerType::getUnqual(ctx)),
+        machine(machine), ptr(llvm::PointerType::getUnqual(ctx)),
         i32(llvm::Type::getInt32Ty(ctx)), i64(llvm::Type::getInt64Ty(ctx)) {}
 
   llvm::Error build() {
@@ -468,7 +469,7 @@ private:
   void buildInfo() {
     auto [weightsBegin, weightsEnd] = streamedWeights();
     auto *infoType = llvm::StructType::get(
-        ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr, ptr, ptr});
+        ctx, {i32, i32, i32, i32, ptr, ptr, i64, ptr, ptr, ptr, ptr, ptr});
     auto *info = new llvm::GlobalVariable(
         module, infoType, true, llvm::GlobalValue::PrivateLinkage,
         llvm::ConstantStruct::get(
@@ -482,7 +483,8 @@ private:
              tensorInfos(signature.outputs, "outputs"),
              llvm::ConstantInt::get(i64, signature.arenaBytes),
              string(signature.toJSON(), "kiln.signature"), weightsBegin,
-             weightsEnd}),
+             weightsEnd, string(machine.getTargetCPU(), "kiln.cpu"),
+             string(requiredCpuFeatures(machine), "kiln.cpu_features")}),
         "kiln.info");
     auto *getInfo = llvm::Function::Create(llvm::FunctionType::get(ptr, false),
                                            llvm::GlobalValue::ExternalLinkage,
@@ -824,6 +826,7 @@ private:
   llvm::Module &module;
   llvm::LLVMContext &ctx;
   const ModelSignature &signature;
+  const llvm::TargetMachine &machine;
   llvm::PointerType *ptr;
   llvm::IntegerType *i32, *i64;
 };
@@ -908,7 +911,7 @@ translateAndOptimize(ModuleOp module, ModelSignature &signature,
     return module.emitError("translation to LLVM IR failed");
   llvmModule->setTargetTriple(machine.getTargetTriple());
   llvmModule->setDataLayout(machine.createDataLayout());
-  if (llvm::Error error = ABIBuilder(*llvmModule, signature).build())
+  if (llvm::Error error = ABIBuilder(*llvmModule, signature, machine).build())
     return module.emitError(llvm::toString(std::move(error)));
   if (!hasNativeBF16(machine))
     defineBF16Rounding(*llvmModule);

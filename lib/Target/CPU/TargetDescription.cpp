@@ -1,6 +1,7 @@
 //===- TargetDescription.cpp - what kiln knows about a CPU ----------------===//
 
 #include "kiln/Target/CPU/TargetDescription.h"
+#include "kiln/CpuFeatures.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -158,6 +159,15 @@ bool hasNativeBF16(const llvm::TargetMachine &machine) {
   const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
   return info->checkFeatures("+avx512bf16") ||
          info->checkFeatures("+avxneconvert");
+}
+
+std::string requiredCpuFeatures(const llvm::TargetMachine &machine) {
+  const llvm::MCSubtargetInfo *info = machine.getMCSubtargetInfo();
+  llvm::SmallVector<llvm::StringRef> enabled;
+  for (const kiln::CpuFeature &feature : kiln::kCpuFeatures)
+    if (info->checkFeatures(("+" + llvm::StringRef(feature.name)).str()))
+      enabled.push_back(feature.name);
+  return llvm::join(enabled, ",");
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "llvm/Target/TargetMachine.h"
 
 #include <optional>
+#include <string>
 
 namespace kiln::cpu {
 
@@ -66,6 +67,11 @@ int64_t windowPrefetchMinBytes(const llvm::TargetMachine &machine);
 /// Whether the CPU rounds f32 to bf16 in one instruction (AVX512-BF16,
 /// AVX-NE-CONVERT); Zen 3 and Intel's cores before Cooper Lake do not.
 bool hasNativeBF16(const llvm::TargetMachine &machine);
+
+/// The extensions of kiln::kCpuFeatures that `machine` enables, comma
+/// separated in the table's order: what model.so records and the runtime
+/// checks the CPU for when it loads the model.
+std::string requiredCpuFeatures(const llvm::TargetMachine &machine);
 
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
 /// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
