@@ -273,6 +273,7 @@ std::optional<Epilogue> Epilogue::find(Operation *producer, Value result,
 }
 
 void Epilogue::prepare(OpBuilder &b, Location loc) {
+  kiln::fuseProfiledKernels(producer, op);
   while (producer->getNextNode() != op)
     producer->getNextNode()->moveBefore(producer);
   SmallVector<int64_t> loopSizes = op.getStaticLoopRanges();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,8 +23,8 @@ using namespace mlir;
 
 namespace {
 
-constexpr StringLiteral kBegin = "kiln_profile_begin";
-constexpr StringLiteral kEnd = "kiln_profile_end";
+constexpr StringLiteral kBegin = kiln::kProfileBegin;
+constexpr StringLiteral kEnd = kiln::kProfileEnd;
 
 /// `void name(i32)`, declared once in the module.
 void declareHook(ModuleOp module, StringRef name) {

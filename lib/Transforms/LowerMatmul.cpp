@@ -753,6 +753,10 @@ private:
   /// The matmul and what its kernel now does (the transposing copy, the
   /// epilogue, the batch's staged buffers).
   void eraseReplaced() {
+    if (transposeCopy)
+      kiln::fuseProfiledKernels(op, transposeCopy);
+    if (permuted)
+      kiln::fuseProfiledKernels(op, permuted->transpose);
     op.erase();
     if (transposeCopy)
       transposeCopy.erase();

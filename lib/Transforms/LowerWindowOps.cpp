@@ -575,7 +575,7 @@ private:
   std::optional<BandedProducer> findBandedProducer() {
     Operation *prev = op->getPrevNode();
     while (prev && (llvm::is_contained(input.padOps, prev) ||
-                    isMemoryEffectFree(prev) ||
+                    isMemoryEffectFree(prev) || kiln::isProfileHook(prev) ||
                     isa<memref::AllocOp, ViewLikeOpInterface>(prev)))
       prev = prev->getPrevNode();
     if (!prev)
@@ -647,6 +647,7 @@ private:
   /// on 2. (8 bands: the same on 1 thread, 2% slower on 2.)
   void emitInterleaved(const BandedProducer &producer, int64_t bands,
                        int64_t planeTasks) {
+    kiln::fuseProfiledKernels(producer.op, op);
     auto sourceType = cast<MemRefType>(input.source.getType());
     int64_t width = sourceType.getDimSize(3);
     int64_t done = 0;

@@ -479,6 +479,62 @@ func.func @head_split(%x: memref<8x32xf32>, %b: memref<64xf32>, %unused: memref<
   return
 }
 
+// The same in a --profile build, the matmul and its bias one kernel (0)
+// and the transpose another (1), between kiln-inline-kernels' timer calls:
+// the kernel still stores through the transpose, and the two are one
+// profiled kernel, 0's end call after what was the transpose's place.
+// CHECK-LABEL: func.func @head_split_profiled
+// CHECK: %[[K0:.*]] = arith.constant 0 : i32
+// CHECK: call @kiln_profile_begin(%[[K0]])
+// CHECK-NOT: call @kiln_profile
+// CHECK: vector.store %{{.*}}, %arg3[
+// CHECK-NOT: call @kiln_profile
+// CHECK: call @kiln_profile_end(%[[K0]])
+// CHECK-NEXT: return
+// EXPLAIN: remark: matmul: 8 x 32 x 64 (M x K x N); {{.*}}; epilogue on the tile; stored permuted (the transpose after it);
+func.func private @kiln_profile_begin(i32)
+func.func private @kiln_profile_end(i32)
+memref.global "private" constant @__constant_wq_profiled : memref<32x64xf32> = dense<1.0>
+func.func @head_split_profiled(%x: memref<8x32xf32>, %b: memref<64xf32>, %unused: memref<1xf32>, %y: memref<4x8x16xf32>) {
+  %k0 = arith.constant 0 : i32
+  %k1 = arith.constant 1 : i32
+  %zero = arith.constant 0.0 : f32
+  call @kiln_profile_begin(%k0) : (i32) -> ()
+  %w = memref.get_global @__constant_wq_profiled : memref<32x64xf32>
+  %c = memref.alloc() : memref<8x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<8x32xf32>, memref<32x64xf32>) outs(%c : memref<8x64xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %e = memref.alloc() : memref<8x64xf32>
+  linalg.generic {indexing_maps = [#id, #bias, #id],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : memref<8x64xf32>, memref<64xf32>) outs(%e : memref<8x64xf32>) {
+  ^bb0(%v: f32, %bv: f32, %o: f32):
+    %s = arith.addf %v, %bv : f32
+    linalg.yield %s : f32
+  }
+  call @kiln_profile_end(%k0) : (i32) -> ()
+  call @kiln_profile_begin(%k1) : (i32) -> ()
+  %heads = memref.expand_shape %e [[0], [1, 2]] output_shape [8, 4, 16] : memref<8x64xf32> into memref<8x4x16xf32>
+  linalg.transpose ins(%heads : memref<8x4x16xf32>) outs(%y : memref<4x8x16xf32>) permutation = [1, 0, 2]
+  call @kiln_profile_end(%k1) : (i32) -> ()
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+#bias = affine_map<(m, n) -> (n)>
+
 // The result is a function's output (its caller reads it): the kernel
 // stores it, and the transpose stays.
 // CHECK-LABEL: func.func @head_split_of_an_output

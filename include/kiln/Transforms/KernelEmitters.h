@@ -11,6 +11,7 @@
 #define KILN_TRANSFORMS_KERNELEMITTERS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -126,16 +127,71 @@ inline bool isDenseF32Buffer(mlir::Value value) {
          type.getElementType().isF32();
 }
 
+/// With kiln-compile --profile, kiln-inline-kernels brackets each kernel's
+/// ops with calls to these, the kernel's index their i32 argument.
+constexpr llvm::StringLiteral kProfileBegin = "kiln_profile_begin";
+constexpr llvm::StringLiteral kProfileEnd = "kiln_profile_end";
+
+/// Whether `op` is a call to kiln_profile_begin or kiln_profile_end named
+/// `hook` (either, when empty).
+inline bool isProfileHook(mlir::Operation *op, llvm::StringRef hook = "") {
+  auto call = mlir::dyn_cast<mlir::func::CallOp>(op);
+  if (!call)
+    return false;
+  llvm::StringRef callee = call.getCallee();
+  return hook.empty() ? callee == kProfileBegin || callee == kProfileEnd
+                      : callee == hook;
+}
+
 /// The op after `op` in its block, past the allocations, constants and
-/// views bufferization puts between a producer and its consumer (null at
-/// the block's end).
+/// views bufferization puts between a producer and its consumer, and the
+/// profiling build's kernel boundaries (null at the block's end): a
+/// --profile build fuses across kernels as the build without it does.
 inline mlir::Operation *nextComputeOp(mlir::Operation *op) {
   mlir::Operation *next = op->getNextNode();
-  while (next && (mlir::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp,
-                            mlir::arith::ConstantOp>(next) ||
-                  mlir::isa<mlir::ViewLikeOpInterface>(next)))
+  while (next &&
+         (mlir::isa<mlir::memref::AllocOp, mlir::memref::AllocaOp,
+                    mlir::arith::ConstantOp>(next) ||
+          mlir::isa<mlir::ViewLikeOpInterface>(next) || isProfileHook(next)))
     next = next->getNextNode();
   return next;
+}
+
+/// The nearest profile hook named `hook` before (`forward` false) or after
+/// `op` in its block, or null.
+inline mlir::func::CallOp
+nearestProfileHook(mlir::Operation *op, llvm::StringRef hook, bool forward) {
+  for (mlir::Operation *at = forward ? op->getNextNode() : op->getPrevNode();
+       at; at = forward ? at->getNextNode() : at->getPrevNode())
+    if (isProfileHook(at))
+      return isProfileHook(at, hook) ? mlir::cast<mlir::func::CallOp>(at)
+                                     : mlir::func::CallOp();
+  return {};
+}
+
+/// When a rewrite runs the work of the kernels from `first`'s to `last`'s
+/// (ops of one block, `first` first) as one (a matmul storing through the
+/// transpose after it, a 1x1 convolution's items run band by band inside
+/// the depthwise convolution after it), makes them one kernel of the
+/// profiling build: the hooks between them go, and `last`'s end hook counts
+/// the time for `first`'s kernel. The kernels whose hooks went are called
+/// no more (kiln-run --profile shows them fused into the first). Nothing
+/// to do without hooks.
+inline void fuseProfiledKernels(mlir::Operation *first, mlir::Operation *last) {
+  mlir::func::CallOp begin = nearestProfileHook(first, kProfileBegin, false);
+  mlir::func::CallOp end = nearestProfileHook(last, kProfileEnd, true);
+  if (!begin || !end || first->getBlock() != last->getBlock())
+    return;
+  llvm::SmallVector<mlir::Operation *> between;
+  for (mlir::Operation *at = first->getNextNode(); at && at != last;
+       at = at->getNextNode())
+    if (isProfileHook(at))
+      between.push_back(at);
+  if (between.empty())
+    return;
+  for (mlir::Operation *hook : between)
+    hook->erase();
+  end->setOperand(0, begin->getOperand(0));
 }
 
 /// Whether `op` is a copy on buffers: one input, one output, every loop
