@@ -4,7 +4,6 @@
 
 #include "kiln/CpuFeatures.h"
 
-#include <cstring>
 #include <string_view>
 
 #if defined(__x86_64__) || defined(__i386__)
