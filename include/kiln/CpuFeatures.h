@@ -36,8 +36,11 @@ inline constexpr uint64_t kAvx512State = 0xe6;
 inline constexpr uint64_t kApxState = uint64_t(1) << 19;
 
 /// Every extension LLVM's x86 instruction selection may use without
-/// intrinsics, from SSE3 on (x86-64's SSE2 is a given). AMX and AVX10.2 are
-/// left out: kiln emits neither.
+/// intrinsics, from SSE3 on (x86-64's SSE2 is a given), AMD's included
+/// (SSE4A's EXTRQ / INSERTQ in shuffles on every Zen). AMX and AVX10.2 are
+/// left out: kiln emits neither. A row added is an ABI change
+/// (KILN_ABI_VERSION): an older runtime counts a name it does not know as
+/// missing.
 inline constexpr CpuFeature kCpuFeatures[] = {
     {"sse3", 1, 0, CpuidRegister::Ecx, 0, 0},
     {"ssse3", 1, 0, CpuidRegister::Ecx, 9, 0},
@@ -46,11 +49,15 @@ inline constexpr CpuFeature kCpuFeatures[] = {
     {"popcnt", 1, 0, CpuidRegister::Ecx, 23, 0},
     {"movbe", 1, 0, CpuidRegister::Ecx, 22, 0},
     {"lzcnt", 0x80000001, 0, CpuidRegister::Ecx, 5, 0},
+    {"sse4a", 0x80000001, 0, CpuidRegister::Ecx, 6, 0},
+    {"tbm", 0x80000001, 0, CpuidRegister::Ecx, 21, 0},
     {"bmi", 7, 0, CpuidRegister::Ebx, 3, 0},
     {"bmi2", 7, 0, CpuidRegister::Ebx, 8, 0},
     {"avx", 1, 0, CpuidRegister::Ecx, 28, kAvxState},
     {"f16c", 1, 0, CpuidRegister::Ecx, 29, kAvxState},
     {"fma", 1, 0, CpuidRegister::Ecx, 12, kAvxState},
+    {"fma4", 0x80000001, 0, CpuidRegister::Ecx, 16, kAvxState},
+    {"xop", 0x80000001, 0, CpuidRegister::Ecx, 11, kAvxState},
     {"avx2", 7, 0, CpuidRegister::Ebx, 5, kAvxState},
     {"gfni", 7, 0, CpuidRegister::Ecx, 8, 0},
     {"vaes", 7, 0, CpuidRegister::Ecx, 9, kAvxState},

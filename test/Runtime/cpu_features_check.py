@@ -13,7 +13,8 @@ import sys
 # names them in /proc/cpuinfo.
 LINUX_FLAG = {
     "sse3": "pni", "ssse3": "ssse3", "sse4.1": "sse4_1", "sse4.2": "sse4_2",
-    "popcnt": "popcnt", "movbe": "movbe", "lzcnt": "abm", "bmi": "bmi1",
+    "popcnt": "popcnt", "movbe": "movbe", "lzcnt": "abm", "sse4a": "sse4a",
+    "tbm": "tbm", "fma4": "fma4", "xop": "xop", "bmi": "bmi1",
     "bmi2": "bmi2", "avx": "avx", "f16c": "f16c", "fma": "fma", "avx2": "avx2",
     "gfni": "gfni", "vaes": "vaes", "vpclmulqdq": "vpclmulqdq",
     "avxvnni": "avx_vnni", "avx512f": "avx512f", "avx512dq": "avx512dq",
