@@ -22,10 +22,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-constexpr StringLiteral kBegin = kiln::kProfileBegin;
-constexpr StringLiteral kEnd = kiln::kProfileEnd;
-
 /// `void name(i32)`, declared once in the module.
 void declareHook(ModuleOp module, StringRef name) {
   if (module.lookupSymbol(name))
@@ -50,16 +46,16 @@ struct InlineKernelsPass
     SmallVector<kiln::KernelOp> kernels;
     getOperation().walk([&](kiln::KernelOp kernel) { kernels.push_back(kernel); });
     if (profile && !kernels.empty()) {
-      declareHook(getOperation(), kBegin);
-      declareHook(getOperation(), kEnd);
+      declareHook(getOperation(), kiln::kProfileBegin);
+      declareHook(getOperation(), kiln::kProfileEnd);
     }
     IRRewriter rewriter(&getContext());
     for (auto [index, kernel] : llvm::enumerate(kernels)) {
       if (profile) {
         rewriter.setInsertionPoint(kernel);
-        callHook(rewriter, kernel.getLoc(), kBegin, index);
+        callHook(rewriter, kernel.getLoc(), kiln::kProfileBegin, index);
         rewriter.setInsertionPointAfter(kernel);
-        callHook(rewriter, kernel.getLoc(), kEnd, index);
+        callHook(rewriter, kernel.getLoc(), kiln::kProfileEnd, index);
       }
       Block &body = kernel.getBody().front();
       auto yield = cast<kiln::YieldOp>(body.getTerminator());
