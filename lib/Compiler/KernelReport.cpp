@@ -3,7 +3,9 @@
 #include "kiln/Compiler/KernelReport.h"
 #include "kiln/Conversion/KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
+#include "kiln/Transforms/KernelEmitters.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 
@@ -72,13 +74,37 @@ const char *KernelCost::bound(const Roofline &roofline) const {
              : "memory";
 }
 
+namespace {
+
+/// The kernel that writes `input` of `reader`, if `reader` is the value's
+/// only reader (through reshapes, each the only reader of its input).
+KernelOp soleReaderProducer(Value input, KernelOp reader) {
+  if (!llvm::all_of(input.getUsers(),
+                    [&](Operation *user) { return user == reader; }))
+    return nullptr;
+  while (auto reshape = input.getDefiningOp<ReshapeOp>()) {
+    input = reshape.getInput();
+    if (!input.hasOneUse())
+      return nullptr;
+  }
+  return input.getDefiningOp<KernelOp>();
+}
+
+} // namespace
+
 std::vector<KernelCost> analyzeKernels(func::FuncOp func, bool winogradConvs) {
   std::vector<KernelCost> kernels;
+  llvm::DenseMap<Operation *, size_t> indexOf;
   func.walk([&](KernelOp kernel) {
     KernelCost cost;
     cost.kind = kernel.getKind().str();
-    for (Value input : kernel.getInputs())
+    for (Value input : kernel.getInputs()) {
       cost.bytes += bytesOf(input);
+      if (KernelOp producer = soleReaderProducer(input, kernel))
+        if (auto it = indexOf.find(producer); it != indexOf.end())
+          cost.producedInputs.push_back({it->second, bytesOf(input)});
+    }
+    indexOf[kernel] = kernels.size();
     for (Value output : kernel.getOutputs())
       cost.bytes += bytesOf(output);
     for (Operation &op : kernel.getBody().front().without_terminator()) {
@@ -95,6 +121,37 @@ std::vector<KernelCost> analyzeKernels(func::FuncOp func, bool winogradConvs) {
     kernels.push_back(std::move(cost));
   });
   return kernels;
+}
+
+std::optional<std::vector<int32_t>> takeSeparateKernels(ModuleOp module) {
+  auto separate =
+      module->getAttrOfType<DenseI32ArrayAttr>(kSeparateKernelsAttrName);
+  if (!separate)
+    return std::nullopt;
+  std::vector<int32_t> indices(separate.asArrayRef().begin(),
+                               separate.asArrayRef().end());
+  module->removeAttr(kSeparateKernelsAttrName);
+  return indices;
+}
+
+void mergeLoweredKernels(std::vector<KernelCost> &kernels,
+                         ArrayRef<int32_t> separate) {
+  llvm::SmallDenseSet<int32_t> apart(separate.begin(), separate.end());
+  std::vector<size_t> owner(kernels.size());
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    owner[k] = k == 0 || apart.contains(int32_t(k)) ? k : owner[k - 1];
+    if (owner[k] == k)
+      continue;
+    KernelCost &into = kernels[owner[k]], &fused = kernels[k];
+    into.flops += fused.flops;
+    into.executedFlops += fused.executedFlops;
+    into.bytes += fused.bytes;
+    for (auto [producer, bytes] : fused.producedInputs)
+      if (owner[producer] == owner[k])
+        into.bytes -= 2 * bytes;
+    fused.flops = fused.executedFlops = fused.bytes = 0;
+    fused.fusedInto = owner[k];
+  }
 }
 
 double unfusedBytes(func::FuncOp func) {
@@ -129,6 +186,8 @@ namespace {
 /// Sums of one table's rows.
 struct TableTotals {
   double flops = 0, bytes = 0, seconds = 0;
+  /// Rows that lowering merged into an earlier kernel.
+  size_t fused = 0;
 };
 
 TableTotals printTable(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
@@ -137,6 +196,14 @@ TableTotals printTable(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
                      "MFLOP", "MB", "FLOP/B", "pred. us", "bound", opsHeader);
   TableTotals totals;
   for (auto [i, kernel] : llvm::enumerate(kernels)) {
+    if (kernel.fusedInto) {
+      os << llvm::format("%4zu  %-11s %10s %10s %7s %10s  %-8s  %s (fused "
+                         "into #%zu)\n",
+                         i, kernel.kind.c_str(), "-", "-", "-", "-", "-",
+                         joinOps(kernel, 60).c_str(), *kernel.fusedInto);
+      ++totals.fused;
+      continue;
+    }
     double predicted = kernel.predictedSeconds(roofline);
     os << llvm::format("%4zu  %-11s %10.3f %10.3f %7.2f %10.2f  %-8s  %s\n", i,
                        kernel.kind.c_str(), kernel.flops / 1e6,
@@ -156,6 +223,13 @@ llvm::json::Array jsonEntries(ArrayRef<KernelCost> kernels,
     llvm::json::Array ops;
     for (const std::string &op : kernel.ops)
       ops.push_back(op);
+    if (kernel.fusedInto) {
+      entries.push_back(
+          llvm::json::Object{{"kind", kernel.kind},
+                             {"ops", std::move(ops)},
+                             {"fused_into", int64_t(*kernel.fusedInto)}});
+      continue;
+    }
     entries.push_back(llvm::json::Object{
         {"kind", kernel.kind},
         {"ops", std::move(ops)},
@@ -202,9 +276,13 @@ void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
                      roofline.threads, roofline.threads == 1 ? "" : "s",
                      roofline.source.c_str());
   TableTotals sums = printTable(os, kernels, roofline, "ops");
-  os << llvm::format("total: %zu kernels, %.3f MFLOP, %.3f MB moved "
-                     "(%.3f MB unfused), predicted %.2f us\n",
-                     kernels.size(), sums.flops / 1e6, sums.bytes / 1e6,
+  size_t separate = kernels.size() - sums.fused;
+  os << llvm::format("total: %zu kernel%s", separate, separate == 1 ? "" : "s");
+  if (sums.fused)
+    os << llvm::format(" (and %zu merged into them by lowering)", sums.fused);
+  os << llvm::format(", %.3f MFLOP, %.3f MB moved (%.3f MB unfused), "
+                     "predicted %.2f us\n",
+                     sums.flops / 1e6, sums.bytes / 1e6,
                      totals.unfusedBytes / 1e6, sums.seconds * 1e6);
   if (totals.intermediateBytes || totals.stackBytes)
     os << llvm::format("arena: %llu bytes for %llu bytes of intermediates; "

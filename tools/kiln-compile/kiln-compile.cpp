@@ -396,6 +396,21 @@ int lowerForCuda(ModuleOp module, kiln::cpu::ModelSignature &signature,
   return 0;
 }
 
+/// The calls kiln-inline-kernels brackets kernels with: timers for
+/// --profile; for --report, markers that tell which kernels the CPU
+/// target's lowering merged (erased after it, so the code is the same) when
+/// the compilation gets that far.
+kiln::cpu::KernelHooks kernelHooks() {
+  if (profile)
+    return kiln::cpu::KernelHooks::Timers;
+  bool lowersForCPU = target == Target::CPU && !emulateGPU &&
+                      emit != EmitStage::Kiln && emit != EmitStage::Kernels &&
+                      emit != EmitStage::Linalg;
+  return report.format != ReportFormat::None && lowersForCPU
+             ? kiln::cpu::KernelHooks::Markers
+             : kiln::cpu::KernelHooks::None;
+}
+
 /// kiln dialect -> linalg -> LLVM -> assembly / object / shared library.
 int compileToMachineCode(MLIRContext &context, ModuleOp module,
                          TimingScope &root) {
@@ -449,8 +464,6 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
         emitText(root, [&](llvm::raw_ostream &os) { module.print(os); });
     return status ? status : printReport(kernels, totals);
   }
-  if (profile && failed(describeKernelsForProfile(kernels, *signature)))
-    return 1;
   if (profile && target == Target::CUDA) {
     llvm::errs() << "error: --profile is not supported for --target=cuda\n";
     return 1;
@@ -464,7 +477,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   }
   kiln::cpu::CodegenOptions codegen;
-  codegen.profile = profile;
+  codegen.kernelHooks = kernelHooks();
   codegen.tileRows = target == Target::CPU && !emulateGPU;
   codegen.foldTransposes = !codegen.tileRows;
   codegen.implicitGemmConvs = codegen.tileRows;
@@ -493,6 +506,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
         kiln::cpu::codegenOptionsFor(**machine);
     cpuOptions.emulateGPU = emulateGPU;
     cpuOptions.explainMatmuls = explainMatmuls;
+    cpuOptions.kernelHooks = codegen.kernelHooks;
     if (!matmulTile.empty()) {
       // The given tile for every matmul, whatever its shape.
       cpuOptions.matmulShapeTiles = false;
@@ -527,6 +541,11 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     if (failed(runPipeline("lower to LLVM dialect", [&](OpPassManager &pm) {
           kiln::cpu::buildLLVMDialectPipeline(pm, cpuOptions);
         })))
+      return 1;
+    if (std::optional<std::vector<int32_t>> separate =
+            kiln::takeSeparateKernels(module))
+      kiln::mergeLoweredKernels(kernels, *separate);
+    if (profile && failed(describeKernelsForProfile(kernels, *signature)))
       return 1;
   }
   llvm::LLVMContext llvmContext;

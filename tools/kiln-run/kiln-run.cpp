@@ -364,23 +364,14 @@ int profileKernels(const kiln_model *model,
   std::printf("%4s  %-11s %10s %9s %9s %11s %10s  %s\n", "#", "kind", "us/run",
               "GFLOP/s", "GB/s", "roofline %", "pred. us", "ops");
   // A kernel never called had its work fused into the nearest called one
-  // before it (a matmul storing through the transpose after it): that one's
-  // rates count the fused kernels' FLOPs, bytes and predictions too.
+  // before it (a matmul storing through the transpose after it); the
+  // compiler counted its FLOPs, bytes and prediction there.
   int32_t n = profile->num_kernels;
   std::vector<int32_t> owner(n);
-  std::vector<kiln_kernel_info> totals(profile->kernels, profile->kernels + n);
-  for (int32_t k = 0; k < n; ++k) {
-    owner[k] = profile->calls[k] || k == 0 ? k : owner[k - 1];
-    if (owner[k] == k)
-      continue;
-    kiln_kernel_info &into = totals[owner[k]];
-    into.flops += totals[k].flops;
-    into.bytes += totals[k].bytes;
-    into.predicted_seconds += totals[k].predicted_seconds;
-  }
   double kernelUs = 0;
   for (int32_t k = 0; k < n; ++k) {
-    const kiln_kernel_info &info = totals[k];
+    owner[k] = profile->calls[k] || k == 0 ? k : owner[k - 1];
+    const kiln_kernel_info &info = profile->kernels[k];
     if (owner[k] != k) {
       std::printf("%4d  %-11s %10s %9s %9s %11s %10s  %s (fused into #%d)\n", k,
                   info.kind, "-", "-", "-", "-", "-", info.ops, owner[k]);

@@ -16,6 +16,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ struct KernelCost {
   /// than `flops` (a Winograd convolution's matmuls); the predictions use
   /// it.
   double executedFlops = 0;
+  /// Inputs that an earlier kernel writes and only this one reads: (that
+  /// kernel's index, bytes). When lowering merges the two, the value does
+  /// not pass through memory.
+  std::vector<std::pair<size_t, double>> producedInputs;
+  /// Set when lowering runs this kernel's work inside an earlier one (its
+  /// index; mergeLoweredKernels): its FLOPs and bytes are counted there.
+  std::optional<size_t> fusedInto;
 
   double intensity() const { return bytes > 0 ? flops / bytes : 0; }
   double predictedSeconds(const Roofline &roofline) const;
@@ -56,6 +64,20 @@ std::vector<KernelCost> analyzeKernels(mlir::func::FuncOp func,
 /// Bytes of all tensors the graph's unfused ops would read and write: what
 /// memory traffic would be without fusion.
 double unfusedBytes(mlir::func::FuncOp func);
+
+/// The kernels kiln-record-fused-kernels found still apart after lowering
+/// (the kiln.separate_kernels attribute, removed from `module`), or none
+/// when the pass did not run.
+std::optional<std::vector<int32_t>> takeSeparateKernels(mlir::ModuleOp module);
+
+/// Makes `kernels` describe the code as lowered: each kernel not in
+/// `separate` runs inside the nearest one before it that is (a matmul
+/// storing through the transpose after it, a 1x1 convolution run band by
+/// band inside the depthwise layer after it). Its FLOPs and bytes move to
+/// that kernel, less twice the bytes of each value passed between the two
+/// (no longer written and read back), and it gets `fusedInto`.
+void mergeLoweredKernels(std::vector<KernelCost> &kernels,
+                         llvm::ArrayRef<int32_t> separate);
 
 /// Whole-model numbers printed under the per-kernel table.
 struct ModelTotals {

@@ -132,6 +132,11 @@ inline bool isDenseF32Buffer(mlir::Value value) {
 constexpr llvm::StringLiteral kProfileBegin = "kiln_profile_begin";
 constexpr llvm::StringLiteral kProfileEnd = "kiln_profile_end";
 
+/// The module attribute kiln-record-fused-kernels leaves: the indices of the
+/// kernels whose kiln_profile_begin call lowering kept (array<i32>).
+constexpr llvm::StringLiteral kSeparateKernelsAttrName =
+    "kiln.separate_kernels";
+
 /// Whether `op` is a call to kiln_profile_begin or kiln_profile_end named
 /// `hook` (either, when empty).
 inline bool isProfileHook(mlir::Operation *op, llvm::StringRef hook = "") {

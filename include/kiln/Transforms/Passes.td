@@ -147,6 +147,27 @@ def InlineKernels : Pass<"kiln-inline-kernels", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def RecordFusedKernels
+    : Pass<"kiln-record-fused-kernels", "::mlir::ModuleOp"> {
+  let summary = "Record which kernels lowering merged into others";
+  let description = [{
+    After the passes that merge two kernels' work (kiln-lower-matmul's
+    stores through a transpose and epilogues from the next kernel,
+    kiln-lower-window-ops' banded 1x1 convolutions), which remove the
+    kiln-inline-kernels{profile} calls between the merged kernels: records
+    the indices of the kernels whose `kiln_profile_begin` call is still
+    there, in program order, as the module's `kiln.separate_kernels`
+    (`array<i32>`). A kernel not listed runs inside the nearest listed one
+    before it; kiln-compile's report and profile tables count it there.
+    With `strip-hooks` (a --report build without --profile), the calls are
+    then erased, so the code that follows is the build's without them.
+  }];
+  let options = [
+    Option<"stripHooks", "strip-hooks", "bool", /*default=*/"false",
+           "Erase the kiln_profile_begin/end calls once recorded">,
+  ];
+}
+
 def LowerMatmul : Pass<"kiln-lower-matmul", "::mlir::ModuleOp"> {
   let summary = "Register-tiled, packed f32 matmul kernels";
   let description = [{

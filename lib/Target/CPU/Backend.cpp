@@ -203,7 +203,7 @@ void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createFuseElementwise());
   if (options.tileRows)
     pm.addPass(createTileRows());
-  pm.addPass(createInlineKernels({options.profile}));
+  pm.addPass(createInlineKernels({options.kernelHooks != KernelHooks::None}));
   if (options.foldTransposes)
     pm.addPass(createFoldTransposes());
   pm.addPass(createCanonicalizerPass());
@@ -231,6 +231,13 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
                     options.vectorLanes, options.windowPrefetchMinBytes);
   std::string winograd = llvm::formatv(
       "kiln-lower-winograd-transforms{{lanes={0}}", options.vectorLanes);
+  // After the passes that merge kernels (their rewrites drop the calls
+  // between the kernels they merge).
+  std::string recordFusion;
+  if (options.kernelHooks != KernelHooks::None)
+    recordFusion = llvm::formatv(
+        "kiln-record-fused-kernels{{strip-hooks={0}},",
+        options.kernelHooks == KernelHooks::Markers ? "true" : "false");
   std::string rowCopies = llvm::formatv("kiln-vectorize-row-copies{{lanes={0}}",
                                         options.vectorLanes);
   // The polynomial approximations use math.fma.
@@ -246,7 +253,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "canonicalize,cse," +
       (options.emulateGPU ? std::string()
                           : matmul + "," + windowOps + "," + winograd + ",") +
-      "symbol-dce,canonicalize," +
+      recordFusion + "symbol-dce,canonicalize," +
       (options.emulateGPU
            ? "func.func(buffer-deallocation-pipeline),"
              "kiln-offload-gemms{emulate=true},kiln-map-reductions-to-gpu,"

@@ -89,10 +89,21 @@ constexpr const char *kGraphFunctionName = "kiln_graph";
 /// kGraphFunctionName.
 mlir::FailureOr<ModelSignature> prepareGraphFunction(mlir::ModuleOp module);
 
+/// What kiln-inline-kernels{profile} brackets each kernel with.
+enum class KernelHooks {
+  None,
+  /// Calls that kiln-record-fused-kernels reads (which kernels lowering
+  /// merged, for --report) and then erases.
+  Markers,
+  /// The same calls, kept: per-kernel timers (--profile).
+  Timers,
+};
+
 /// The choices the pipelines below make for a target.
 struct CodegenOptions {
-  /// Bracket every kernel with timers (kiln-inline-kernels{profile}).
-  bool profile = false;
+  /// Calls bracketing every kernel (buildLinalgPipeline), recorded after
+  /// the passes that merge kernels (buildLLVMDialectPipeline).
+  KernelHooks kernelHooks = KernelHooks::None;
   /// f32 lanes of a vector register and the matmul register tile
   /// (kiln-lower-matmul): AVX-512 by default.
   int64_t vectorLanes = 16, matmulRows = 8, matmulVectors = 2;
