@@ -136,6 +136,10 @@ std::optional<std::vector<int32_t>> takeSeparateKernels(ModuleOp module) {
 
 void mergeLoweredKernels(std::vector<KernelCost> &kernels,
                          ArrayRef<int32_t> separate) {
+  assert(llvm::all_of(
+             separate,
+             [&](int32_t k) { return k >= 0 && size_t(k) < kernels.size(); }) &&
+         "kiln.separate_kernels names a kernel the report does not have");
   llvm::SmallDenseSet<int32_t> apart(separate.begin(), separate.end());
   std::vector<size_t> owner(kernels.size());
   for (size_t k = 0; k < kernels.size(); ++k) {
@@ -279,7 +283,8 @@ void printReportText(llvm::raw_ostream &os, ArrayRef<KernelCost> kernels,
   size_t separate = kernels.size() - sums.fused;
   os << llvm::format("total: %zu kernel%s", separate, separate == 1 ? "" : "s");
   if (sums.fused)
-    os << llvm::format(" (and %zu merged into them by lowering)", sums.fused);
+    os << llvm::format(" (and %zu merged into %s by lowering)", sums.fused,
+                       separate == 1 ? "it" : "them");
   os << llvm::format(", %.3f MFLOP, %.3f MB moved (%.3f MB unfused), "
                      "predicted %.2f us\n",
                      sums.flops / 1e6, sums.bytes / 1e6,

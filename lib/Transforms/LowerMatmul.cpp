@@ -841,6 +841,9 @@ private:
       mapping.map(buffer, staged.image);
       b.clone(*fill, mapping);
     }
+    // The writers' kernels (a concatenation's copies) now run in the batch
+    // loop.
+    kiln::fuseProfiledKernels(staged.writers.front(), op);
     return staged;
   }
 
@@ -898,6 +901,7 @@ private:
     for (Operation *between = first; between != last;
          between = between->getNextNode())
       if (between != fill && !llvm::is_contained(writers, between) &&
+          !kiln::isProfileHook(between) &&
           !isa<memref::AllocOp, memref::GetGlobalOp, arith::ConstantOp,
                ViewLikeOpInterface>(between))
         return false;

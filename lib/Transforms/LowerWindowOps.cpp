@@ -122,7 +122,8 @@ bool isFillOf(Operation *op, Value buffer, double value) {
 struct PaddedInput {
   Value source;
   int64_t top = 0, left = 0;
-  /// The allocation, fill, subview and copy of the padded buffer.
+  /// The fill (the first of them to run), copy, subview and allocation of
+  /// the padded buffer.
   SmallVector<Operation *> padOps;
 };
 
@@ -156,9 +157,10 @@ PaddedInput findUnpaddedInput(Value input, Operation *conv, double padValue) {
       !copy->isBeforeInBlock(conv) || !kiln::isDenseF32Buffer(copy.getSource()))
     return plain;
   // Nothing between the copy and the convolution may write memory (the
-  // source is read where the convolution is).
+  // source is read where the convolution is); a kernel boundary's profile
+  // calls do not (a Pad is a kernel of its own).
   for (Operation *op = copy->getNextNode(); op != conv; op = op->getNextNode())
-    if (!isMemoryEffectFree(op) &&
+    if (!isMemoryEffectFree(op) && !kiln::isProfileHook(op) &&
         !isa<memref::AllocOp, ViewLikeOpInterface, linalg::FillOp>(op))
       return plain;
   ArrayRef<int64_t> offsets = subview.getStaticOffsets();
@@ -169,7 +171,7 @@ PaddedInput findUnpaddedInput(Value input, Operation *conv, double padValue) {
                     [](int64_t s) { return s == 1; }))
     return plain;
   return {
-      copy.getSource(), offsets[2], offsets[3], {copy, subview, fill, alloc}};
+      copy.getSource(), offsets[2], offsets[3], {fill, copy, subview, alloc}};
 }
 
 /// The static layout of one channel plane in the stack buffer, and the
@@ -484,6 +486,10 @@ private:
       emitTaskLoop(planeTasks,
                    bands == 1 ? std::optional<int64_t>(0) : std::nullopt);
     }
+    // The padded copy goes: the pad's kernel, if it was one, now runs in
+    // this one.
+    if (!input.padOps.empty())
+      kiln::fuseProfiledKernels(input.padOps.front(), op);
     op.erase();
     if (epilogue)
       epilogue->erase();

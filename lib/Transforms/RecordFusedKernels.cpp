@@ -12,8 +12,8 @@
 #include "kiln/Transforms/KernelEmitters.h"
 #include "kiln/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_RECORDFUSEDKERNELS

@@ -418,6 +418,14 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
       kiln::cpu::prepareGraphFunction(module);
   if (failed(signature))
     return 1;
+  // A bad --machine file is reported before the compilation, not after it.
+  if (profile || report.format != ReportFormat::None) {
+    llvm::Expected<kiln::Roofline> roofline = reportRoofline();
+    if (!roofline) {
+      llvm::errs() << "error: " << llvm::toString(roofline.takeError()) << "\n";
+      return 1;
+    }
+  }
   auto runPipeline = [&](llvm::StringRef name,
                          llvm::function_ref<void(OpPassManager &)> build) {
     PassManager pm(&context, ModuleOp::getOperationName(),

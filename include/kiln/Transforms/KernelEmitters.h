@@ -127,8 +127,10 @@ inline bool isDenseF32Buffer(mlir::Value value) {
          type.getElementType().isF32();
 }
 
-/// With kiln-compile --profile, kiln-inline-kernels brackets each kernel's
-/// ops with calls to these, the kernel's index their i32 argument.
+/// With kiln-compile --profile (timers) or --report (markers that
+/// kiln-record-fused-kernels reads and erases), kiln-inline-kernels brackets
+/// each kernel's ops with calls to these, the kernel's index their i32
+/// argument.
 constexpr llvm::StringLiteral kProfileBegin = "kiln_profile_begin";
 constexpr llvm::StringLiteral kProfileEnd = "kiln_profile_end";
 

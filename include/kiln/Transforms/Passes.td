@@ -137,7 +137,8 @@ def InlineKernels : Pass<"kiln-inline-kernels", "::mlir::ModuleOp"> {
     contiguous and in order. With `profile`, the body is bracketed by calls
     to `kiln_profile_begin(i)` and `kiln_profile_end(i)` (i32 kernel index in
     program order; declared as private functions), which the backend
-    defines as per-kernel timers.
+    defines as per-kernel timers (--profile), or which
+    kiln-record-fused-kernels reads and erases (--report).
   }];
   let options = [
     Option<"profile", "profile", "bool", /*default=*/"false",
