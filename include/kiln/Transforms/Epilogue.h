@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <optional>
 
@@ -53,6 +54,19 @@ public:
   /// like the result when `mask` is set) and its ops cloned on vectors.
   mlir::Value apply(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
                     mlir::Value row, mlir::Value column, mlir::Value mask);
+
+  /// One vector of the result for `applyEach`.
+  struct Place {
+    mlir::Value acc, row, column, mask;
+  };
+
+  /// `apply` on each of `places`, the clones of each body op emitted for all
+  /// of them before the next op's: their dependency chains interleave (a
+  /// GELU is ~35 dependent operations per vector, whose latency one chain
+  /// at a time exposes).
+  llvm::SmallVector<mlir::Value> applyEach(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           llvm::ArrayRef<Place> places);
 
   /// Prefetches what `apply` will load from the full-size inputs (a
   /// residual) for the result's `count` values from (`row`, `column`): a
@@ -100,6 +114,15 @@ private:
     /// an i1 per byte, which a vector<16xi1> load would read as bits.
     bool widened = false;
   };
+
+  /// Maps the body's arguments to `place`'s vectors: its result, the
+  /// other inputs loaded there.
+  void mapInputs(mlir::OpBuilder &b, mlir::Location loc, const Place &place,
+                 mlir::IRMapping &mapping);
+  /// `bodyOp` on `place`'s vectors (its operands through `mapping`).
+  void cloneOnVectors(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::Operation &bodyOp, const Place &place,
+                      mlir::IRMapping &mapping);
 
   static std::optional<Input> classify(mlir::AffineMap map,
                                        mlir::MemRefType type,

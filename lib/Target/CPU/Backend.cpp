@@ -4,6 +4,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Target/CPU/InterleaveLoops.h"
 #include "kiln/Target/CPU/TargetDescription.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/RuntimeDtype.h"
@@ -936,6 +937,7 @@ translateAndOptimize(ModuleOp module, ModelSignature &signature,
       if (hasAVX512)
         f.addFnAttr("prefer-vector-width", "512");
     }
+  interleaveLongLoops(*llvmModule, hasAVX512 ? 16 : 8);
   optimize(*llvmModule, machine);
   return llvmModule;
 }
