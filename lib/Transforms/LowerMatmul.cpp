@@ -106,6 +106,15 @@ constexpr int64_t kNarrowL1Ways = 8;
 /// for images of at least this many multiply-adds (stepsOutrunRows).
 constexpr int64_t kMinPackedImageWork = int64_t(1) << 21;
 
+/// How many of a tile's vectors its epilogue's ops are emitted for in turn
+/// (applyEpilogue): a GELU is ~35 dependent vector ops per vector, and one
+/// vector after the other ran at 27 cycles per vector on Zen 3, the core
+/// overlapping about two chains. An AVX2 tile's 12 in turn: 128 x 768 x
+/// 3072 + bias + GELU 6.56 -> 6.41 ms (6.23 without the GELU); groups of 2,
+/// 3, 4 or 6 gained nothing measurable. AVX-512 tiles of 16 or 24 vectors
+/// (not measured) take groups of 12, against the register spills of more.
+constexpr size_t kEpilogueChains = 12;
+
 /// How far ahead (in panels) a tile prefetches a B it reads in place
 /// (prefetchAhead): 1 to 3 measured alike, 8 too far.
 constexpr int64_t kPrefetchPanels = 2;
@@ -2072,10 +2081,8 @@ private:
   }
 
   /// The epilogue on every vector of a rows x vectors tile, its ops emitted
-  /// for all the tile's vectors in turn (Epilogue::applyEach): a GELU's
-  /// long chains, one vector after the other, ran at 27 cycles per vector
-  /// on Zen 3; interleaved, 128 x 768 x 3072 + bias + GELU took 0.18 ms
-  /// more than without the GELU instead of 0.33 (6.41 against 6.56 ms).
+  /// for up to kEpilogueChains of the tile's vectors in turn
+  /// (Epilogue::applyEach).
   SmallVector<Value> applyEpilogue(ArrayRef<Value> sums, int64_t rows,
                                    int64_t vectors, Value row0,
                                    function_ref<Value(int64_t)> column,
@@ -2086,7 +2093,14 @@ private:
       for (int64_t j = 0; j < vectors; ++j)
         places.push_back({sums[r * vectors + j], add(row0, r), column(j),
                           partial(j) ? mask : Value()});
-    return epilogue->applyEach(b, loc, places);
+    SmallVector<Value> applied;
+    for (size_t first = 0; first < places.size(); first += kEpilogueChains) {
+      size_t count = std::min(kEpilogueChains, places.size() - first);
+      llvm::append_range(
+          applied,
+          epilogue->applyEach(b, loc, ArrayRef(places).slice(first, count)));
+    }
+    return applied;
   }
 
   /// The steps of k of the current slice (reductionSlice) from the

@@ -751,6 +751,14 @@ func.func @masked_scores(%q: memref<3x16x8xf32>, %k: memref<3x8x32xf32>, %y: mem
 // CHECK: arith.remui %{{.*}}, %c4
 // CHECK: memref.load %[[BIAS]]
 // CHECK: vector.load %[[RES]]
+// Each op runs for all of the tile's vectors before the next (applyEach):
+// the 4 rows' maxima come before the first store.
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.store
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.store
+// CHECK: arith.maximumf
+// CHECK-NOT: vector.store
 // CHECK: arith.maximumf
 // CHECK: vector.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: linalg.generic

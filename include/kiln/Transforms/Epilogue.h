@@ -14,9 +14,12 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 
 #include <optional>
+
+namespace mlir {
+class IRMapping;
+} // namespace mlir
 
 namespace kiln {
 

@@ -878,6 +878,7 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
   llvm::PassBuilder builder(&machine, tuning);
+  registerInterleaveLongLoops(builder, codegenOptionsFor(machine).vectorLanes);
   builder.registerModuleAnalyses(mam);
   builder.registerCGSCCAnalyses(cgam);
   builder.registerFunctionAnalyses(fam);
@@ -937,7 +938,6 @@ translateAndOptimize(ModuleOp module, ModelSignature &signature,
       if (hasAVX512)
         f.addFnAttr("prefer-vector-width", "512");
     }
-  interleaveLongLoops(*llvmModule, hasAVX512 ? 16 : 8);
   optimize(*llvmModule, machine);
   return llvmModule;
 }
