@@ -314,14 +314,24 @@ llvm::Expected<kiln::Roofline> gpuRoofline() {
   return roofline;
 }
 
+/// The roofline of the report and the profile table, worked out once (the
+/// check before compiling, the profile table and the report all ask).
 llvm::Expected<kiln::Roofline> reportRoofline() {
-  if (!report.gpu.empty())
-    return gpuRoofline();
-  auto machine = kiln::cpu::createTargetMachine({report.cpu});
-  if (!machine)
-    return machine.takeError();
-  return kiln::cpu::describeRoofline(**machine, report.threads,
-                                     report.machineFile);
+  static std::optional<kiln::Roofline> computed;
+  if (computed)
+    return *computed;
+  llvm::Expected<kiln::Roofline> roofline = [] {
+    if (!report.gpu.empty())
+      return gpuRoofline();
+    auto machine = kiln::cpu::createTargetMachine({report.cpu});
+    if (!machine)
+      return llvm::Expected<kiln::Roofline>(machine.takeError());
+    return kiln::cpu::describeRoofline(**machine, report.threads,
+                                       report.machineFile);
+  }();
+  if (roofline)
+    computed = *roofline;
+  return roofline;
 }
 
 /// What the profiling build records about each kernel.

@@ -366,17 +366,16 @@ int profileKernels(const kiln_model *model,
   // A kernel never called had its work fused into the nearest called one
   // before it (a matmul storing through the transpose after it); the
   // compiler counted its FLOPs, bytes and prediction there.
-  int32_t n = profile->num_kernels;
-  std::vector<int32_t> owner(n);
+  int32_t lastCalled = 0;
   double kernelUs = 0;
-  for (int32_t k = 0; k < n; ++k) {
-    owner[k] = profile->calls[k] || k == 0 ? k : owner[k - 1];
+  for (int32_t k = 0; k < profile->num_kernels; ++k) {
     const kiln_kernel_info &info = profile->kernels[k];
-    if (owner[k] != k) {
+    if (k > 0 && !profile->calls[k]) {
       std::printf("%4d  %-11s %10s %9s %9s %11s %10s  %s (fused into #%d)\n", k,
-                  info.kind, "-", "-", "-", "-", "-", info.ops, owner[k]);
+                  info.kind, "-", "-", "-", "-", "-", info.ops, lastCalled);
       continue;
     }
+    lastCalled = k;
     double us = profile->nanoseconds[k] / 1e3 / runs;
     double seconds = us / 1e6;
     kernelUs += us;
