@@ -6,8 +6,9 @@ kiln-run must match ONNX Runtime (the reference) on the same random inputs:
 Models: an MLP, a ResNet-style CNN (224x224; on the CPU target also at batch
 3, its layers run image by image down to 8 KiB an image, or in pieces of 2
 and 1 images: kiln-split-batch),
-a BERT-style encoder layer and a GPT-style decoder block with a causal mask,
-all with random weights (fixed seeds). Each runs on 1 thread and on a pool
+a BERT-style encoder layer, a GPT-style decoder block with a causal mask
+and a model whose outputs are reshapes of computed values, all with random
+weights (fixed seeds). Each runs on 1 thread and on a pool
 of 2.
 
 Usage: e2e_vs_onnxruntime.py BIN_DIR
@@ -98,6 +99,27 @@ def gpt_block():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), {}
 
 
+def reshaped_outputs():
+    """Outputs that are reshapes of computed values, which kiln writes in
+    place rather than copying them (kiln-elide-output-copies): a bias-free
+    1x1 convolution (a [C, H * W] matrix), the Flatten of its ReLU, and the
+    ReLU itself too (one value, two outputs)."""
+    g = make_models.GraphBuilder(seed=4)
+    conv = g.op("Conv", ["x", g.weight("w", [24, 16, 1, 1], 0.2)])
+    relu = g.op("Relu", [conv])
+    g.nodes.append(helper.make_node("Identity", [conv], ["conv"]))
+    g.nodes.append(helper.make_node("Flatten", [relu], ["flat"], axis=1))
+    g.nodes.append(helper.make_node("Identity", [relu], ["relu"]))
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+               for name, shape in (("conv", [2, 24, 8, 8]), ("flat", [2, 1536]),
+                                   ("relu", [2, 24, 8, 8]))]
+    graph = helper.make_graph(
+        g.nodes, "reshaped_outputs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 8, 8])], outputs,
+        g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
+
+
 def random_inputs(model, dims, rng):
     inputs = {}
     for value in model.graph.input:
@@ -164,7 +186,7 @@ def main():
         if a.startswith("--tolerance="):
             rtol, atol = (float(v) for v in a.split("=", 1)[1].split(","))
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
-              "gpt_block": gpt_block()}
+              "gpt_block": gpt_block(), "reshaped_outputs": reshaped_outputs()}
     # The CPU target's run also checks a batched CNN split through most of
     # its layers (every convolution or pool of at least 8 KiB an image):
     # image by image, and in pieces of 2 and 1 images; the CUDA mapping

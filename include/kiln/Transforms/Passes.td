@@ -47,6 +47,27 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   ];
 }
 
+def ElideOutputCopies
+    : Pass<"kiln-elide-output-copies", "::mlir::func::FuncOp"> {
+  let summary = "Compute reshaped results in their output buffers, not copied";
+  let description = [{
+    Runs right after buffer-results-to-out-params, which writes each result
+    of a function to an output argument: a result that is an allocation
+    becomes the argument itself (hoist-static-allocs), but a reshape of one
+    (a model ending in Flatten or Reshape, a bias-free convolution's
+    [C, H * W] matrix seen as [1, C, H, W]) is copied there, one more pass
+    over the whole output. For `memref.copy` of a chain of
+    `memref.expand_shape`, `memref.collapse_shape` and `memref.reshape`
+    views of a static, identity-layout `memref.alloc` into an argument it
+    is the only use of, where no use of the allocation or its views comes
+    after the copy, the allocation becomes the same-sized view of the
+    argument (collapsed to one dimension and expanded to the allocation's
+    shape) and the copy is erased: the producers write the output in
+    place.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math", "::mlir::ModuleOp"> {
   let summary = "Replace transcendental math ops by polynomial approximations";
   let description = [{

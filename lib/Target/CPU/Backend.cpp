@@ -251,7 +251,7 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs "
       "modify-public-functions},"
-      "canonicalize,cse," +
+      "func.func(kiln-elide-output-copies),canonicalize,cse," +
       (options.emulateGPU ? std::string()
                           : matmul + "," + windowOps + "," + winograd + ",") +
       recordFusion + "symbol-dce,canonicalize," +

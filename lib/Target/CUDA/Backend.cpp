@@ -72,7 +72,7 @@ void buildDevicePipeline(OpPassManager &pm, const Options &options,
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{{hoist-static-allocs "
       "modify-public-functions},"
-      "canonicalize,cse,"
+      "func.func(kiln-elide-output-copies),canonicalize,cse,"
       "func.func(buffer-deallocation-pipeline),"
       "kiln-offload-gemms{{tf32={3}},"
       // Row kernels before the memory plan: the buffers a block per row
