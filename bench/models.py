@@ -298,6 +298,19 @@ def mobilenet_v2(batch: int) -> onnx.ModelProto:
     return g.build()
 
 
+def resnext_block(batch: int) -> onnx.ModelProto:
+    """A ResNeXt-50 bottleneck block of its first stage (32x4d): 1x1 256 ->
+    128, 3x3 128 -> 128 in 32 groups of 4 channels, 1x1 128 -> 256, the
+    residual add; ReLUs between, at 56x56."""
+    g = GraphBuilder("resnext_block", seed=9)
+    x = g.input("x", [batch, 256, 56, 56])
+    h = g.op("Relu", [conv(g, x, 256, 128, 1)])
+    h = g.op("Relu", [conv(g, h, 128, 128, 3, groups=32)])
+    h = conv(g, h, 128, 256, 1)
+    g.output(g.op("Relu", [g.op("Add", [x, h])]), "y")
+    return g.build()
+
+
 def gelu_bias_relu(batch: int) -> onnx.ModelProto:
     """Memory-bound elementwise chain over [4096 * batch, 1024]:
     Relu(GELU_tanh(x + b))."""
@@ -393,6 +406,8 @@ MODELS = [
               "ResNet-style CNN, 224x224, 4 basic blocks", smoke_batch=1),
     *_batched("mobilenet-v2", mobilenet_v2, (1, 8),
               "MobileNetV2, 224x224, depthwise convs", smoke_batch=1),
+    BenchModel("resnext-block", 1, resnext_block,
+               "ResNeXt bottleneck block, 56x56, 3x3 in 32 groups"),
     BenchModel("gelu-bias-relu", 1, gelu_bias_relu, "Relu(GELU_tanh(x + b)), 4096x1024",
                smoke=True),
     BenchModel("softmax", 1, softmax, "Softmax over [1536, 128]", smoke=True),
@@ -422,6 +437,9 @@ LAYERS = [
         ("mobilenet-dw-14", 384, 384, 3, 1, 384, 14,
          "MobileNetV2 depthwise 3x3, 384 channels at 14"),
         ("mobilenet-1x1-7", 960, 160, 1, 1, 1, 7, "MobileNetV2 1x1, 960 -> 160 at 7"),
+        ("resnext-3x3-56", 128, 128, 3, 1, 32, 56,
+         "ResNeXt 3x3, 128 -> 128 in 32 groups at 56"),
+        ("grouped-3x3-14", 256, 256, 3, 1, 4, 14, "3x3, 256 -> 256 in 4 groups at 14"),
     )
 ] + [
     BenchModel(f"attention-{name}", 1, batched_matmul(12, m, k, n), description)

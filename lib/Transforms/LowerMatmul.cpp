@@ -208,10 +208,12 @@ std::optional<bool> batchedOperand(AffineMap map, unsigned batchRank,
 
 /// The constant global `value` reads, or null.
 memref::GlobalOp constantGlobal(Value value, SymbolTable &symbols) {
-  // A reshaped view (a convolution's filters as [O, C*KH*KW]) has the
-  // same data in the same order.
-  while (auto reshape = value.getDefiningOp<memref::CollapseShapeOp>())
-    value = reshape.getSrc();
+  // A reshaped view (a convolution's filters as [O, C*KH*KW], a grouped
+  // one's as [groups, O / groups, C / groups * KH * KW]) has the same data
+  // in the same order.
+  while (isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+      value.getDefiningOp()))
+    value = value.getDefiningOp()->getOperand(0);
   auto getGlobal = value.getDefiningOp<memref::GetGlobalOp>();
   if (!getGlobal)
     return nullptr;

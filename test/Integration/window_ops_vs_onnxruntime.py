@@ -35,6 +35,8 @@ tiles, checked against ONNX Runtime:
 - 3x3 / 1 dense convolutions as Winograd F(2x2, 3x3): whole and masked
   vectors of tiles, the epilogue on the output transform, odd outputs, a
   batch in groups of images;
+- grouped convolutions: split into one dense convolution per group, and
+  (more groups, one image) as a matmul batched over the groups;
 - 2-D f32 max and average pools through the same kernels (-inf padding,
   the window counts' division on the registers, ceil_mode).
 
@@ -444,6 +446,30 @@ def winograd_groups():
     return case
 
 
+def grouped_split():
+    # Grouped convolutions of up to 32 groups run as one dense convolution
+    # per group (kiln-split-grouped-convs): 3x3 / 1 16 -> 24 in 4 groups
+    # (4 channels in, 6 out each) with ReLU, then 1x1 24 -> 8 in 2 groups
+    # without bias, then 3x3 / 2 8 -> 8 in 4 groups (2 channels each).
+    case = Case("grouped_split", 16, 20)
+    case.conv(24, 3, pad=1, group=4)
+    case.op("Relu", [case.value])
+    case.conv(8, 1, group=2, bias=False)
+    case.conv(8, 3, stride=2, pad=1, group=4)
+    return case
+
+
+def grouped_batched():
+    # More groups than kiln-split-grouped-convs splits (40 of 2 channels):
+    # one image as im2col and a matmul batched over the groups, the filters
+    # packed at compile time one matrix per group; 3x3 / 2 with bias, then
+    # 3x3 / 1 with dilation 2.
+    case = Case("grouped_batched", 80, 15, batch=1)
+    case.conv(80, 3, stride=2, pad=1, group=40)
+    case.conv(80, 3, pad=2, dilation=2, group=40)
+    return case
+
+
 def pools():
     # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
     # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
@@ -468,7 +494,7 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,
-         winograd_groups,
+         winograd_groups, grouped_split, grouped_batched,
          pools]
 
 

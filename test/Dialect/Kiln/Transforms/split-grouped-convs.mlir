@@ -1,0 +1,59 @@
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs))' -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs{max-groups=1}))' -split-input-file | FileCheck %s --check-prefix=NOT-SPLIT
+
+// 2 groups of 2 input and 2 output channels: each group's convolution reads
+// its piece of the input with its 2 filters and 2 biases as constants, and
+// the results are joined along the channels.
+// CHECK-LABEL: func.func @two_groups
+// CHECK: %[[PIECES:.*]]:2 = kiln.split %arg0 axis = 1 sizes = [2, 2] : tensor<1x4x5x5xf32> -> tensor<1x2x5x5xf32>, tensor<1x2x5x5xf32>
+// CHECK: %[[W0:.*]] = kiln.constant dense<{{\[\[\[\[}}1.000000e+00]], {{\[\[}}2.000000e+00]]], {{\[\[\[}}3.000000e+00]], {{\[\[}}4.000000e+00]]]]> : tensor<2x2x1x1xf32>
+// CHECK: %[[B0:.*]] = kiln.constant dense<[1.000000e-01, 2.000000e-01]> : tensor<2xf32>
+// CHECK: %[[Y0:.*]] = kiln.conv %[[PIECES]]#0, %[[W0]], %[[B0]] strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x2x5x5xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x5x5xf32>
+// CHECK: %[[W1:.*]] = kiln.constant dense<{{\[\[\[\[}}5.000000e+00]], {{\[\[}}6.000000e+00]]], {{\[\[\[}}7.000000e+00]], {{\[\[}}8.000000e+00]]]]> : tensor<2x2x1x1xf32>
+// CHECK: %[[B1:.*]] = kiln.constant dense<[3.000000e-01, 4.000000e-01]> : tensor<2xf32>
+// CHECK: %[[Y1:.*]] = kiln.conv %[[PIECES]]#1, %[[W1]], %[[B1]]
+// CHECK: %[[Y:.*]] = kiln.concat %[[Y0]], %[[Y1]] axis = 1 : (tensor<1x2x5x5xf32>, tensor<1x2x5x5xf32>) -> tensor<1x4x5x5xf32>
+// CHECK: return %[[Y]]
+// NOT-SPLIT-LABEL: func.func @two_groups
+// NOT-SPLIT-NOT: kiln.split
+// NOT-SPLIT: groups = 2
+func.func @two_groups(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = kiln.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]]]> : tensor<4x2x1x1xf32>
+  %b = kiln.constant dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xf32>
+  %y = kiln.conv %x, %w, %b strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+  return %y : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// A batch, a 3x3 window with strides and pads, and a bias computed at run
+// time (sliced per group).
+// CHECK-LABEL: func.func @batched
+// CHECK: kiln.split %arg0 axis = 1 sizes = [3, 3] : tensor<2x6x9x9xf32> -> tensor<2x3x9x9xf32>, tensor<2x3x9x9xf32>
+// CHECK: %[[B0:.*]] = kiln.slice %arg1 starts = [0] ends = [4] steps = [1] : tensor<8xf32> -> tensor<4xf32>
+// CHECK: kiln.conv %{{.*}}#0, %{{.*}}, %[[B0]] strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x5xf32>
+// CHECK: %[[B1:.*]] = kiln.slice %arg1 starts = [4] ends = [8] steps = [1] : tensor<8xf32> -> tensor<4xf32>
+// CHECK: kiln.conv %{{.*}}#1, %{{.*}}, %[[B1]]
+// CHECK: kiln.concat %{{.*}}, %{{.*}} axis = 1 : (tensor<2x4x5x5xf32>, tensor<2x4x5x5xf32>) -> tensor<2x8x5x5xf32>
+func.func @batched(%x: tensor<2x6x9x9xf32>, %b: tensor<8xf32>) -> tensor<2x8x5x5xf32> {
+  %w = kiln.constant dense<0.5> : tensor<8x3x3x3xf32>
+  %y = kiln.conv %x, %w, %b strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<2x6x9x9xf32>, tensor<8x3x3x3xf32>, tensor<8xf32>) -> tensor<2x8x5x5xf32>
+  return %y : tensor<2x8x5x5xf32>
+}
+
+// -----
+
+// Left alone: a depthwise convolution (one input channel a group), filters
+// computed at run time, and groups of one output channel.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: kiln.split
+// CHECK-COUNT-3: kiln.conv
+// CHECK-NOT: kiln.concat
+func.func @kept(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x1x1xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x2x5x5xf32>) {
+  %dw = kiln.constant dense<1.0> : tensor<4x1x3x3xf32>
+  %0 = kiln.conv %x, %dw strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 4 : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x5x5xf32>
+  %1 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %single = kiln.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %2 = kiln.conv %x, %single strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x5x5xf32>
+  return %0, %1, %2 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x2x5x5xf32>
+}
