@@ -1437,6 +1437,11 @@ private:
         cast<MemRefType>(transposed.getType()).getShape() !=
             ArrayRef(transposedShape).take_back(rank))
       return nullptr;
+    // A temporary, which only the copy reads: a function's output buffer
+    // (or a view of one) is read by its caller, and the kernel would store
+    // only the transposed copy.
+    if (!product.getDefiningOp<memref::AllocOp>())
+      return nullptr;
     for (Operation *user : product.getUsers())
       if (user != op && user != copy && user != fill)
         return nullptr;

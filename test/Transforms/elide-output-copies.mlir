@@ -102,3 +102,33 @@ func.func @kept(%x: memref<4x6xf32>, %out0: memref<24xf32>, %out1: memref<2x6xf3
   linalg.copy ins(%out2 : memref<24xf32>) outs(%out0 : memref<24xf32>)
   return
 }
+
+// -----
+
+// Written after the copy inside a loop, and passed out of a region by a
+// yield: both copies stay.
+// CHECK-LABEL: func.func @nested
+// CHECK-COUNT-2: memref.copy
+func.func @nested(%x: memref<4x6xf32>, %c: i1, %out0: memref<24xf32>, %out1: memref<24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %alloc = memref.alloc() : memref<4x6xf32>
+  linalg.copy ins(%x : memref<4x6xf32>) outs(%alloc : memref<4x6xf32>)
+  %flat = memref.collapse_shape %alloc [[0, 1]] : memref<4x6xf32> into memref<24xf32>
+  memref.copy %flat, %out0 : memref<24xf32> to memref<24xf32>
+  scf.for %i = %c0 to %c2 step %c1 {
+    linalg.fill ins(%zero : f32) outs(%alloc : memref<4x6xf32>)
+  }
+  %other = memref.alloc() : memref<4x6xf32>
+  %chosen = scf.if %c -> memref<4x6xf32> {
+    scf.yield %other : memref<4x6xf32>
+  } else {
+    scf.yield %other : memref<4x6xf32>
+  }
+  linalg.copy ins(%x : memref<4x6xf32>) outs(%chosen : memref<4x6xf32>)
+  %flat1 = memref.collapse_shape %other [[0, 1]] : memref<4x6xf32> into memref<24xf32>
+  memref.copy %flat1, %out1 : memref<24xf32> to memref<24xf32>
+  return
+}

@@ -1225,6 +1225,44 @@ func.func @pixels_as_rows_stored_transposed(%a: memref<1x4x11xf32>, %bias: memre
 #lhs = affine_map<(b, m, n, k) -> (b, k, m)>
 #rhs = affine_map<(b, m, n, k) -> (n, k)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
+#swap = affine_map<(b, o, p) -> (b, p, o)>
+#id3 = affine_map<(b, o, p) -> (b, o, p)>
+
+// The same product, but a function's output (a view of the argument, as
+// kiln-elide-output-copies leaves a reshaped output): its caller reads it,
+// so the kernel stores it and the transposing copy stays.
+// CHECK-LABEL: func.func @pixels_as_rows_product_is_output
+// CHECK: %[[T:.*]] = memref.expand_shape %arg2
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<11x20xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : memref<1x11x20xf32>) outs(%arg3 : memref<1x20x11xf32>)
+memref.global "private" constant @__constant_ofilters : memref<20x4xf32> = dense<1.0>
+func.func @pixels_as_rows_product_is_output(%a: memref<1x4x11xf32>, %unused: memref<1xf32>, %out: memref<220xf32>, %y: memref<1x20x11xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_ofilters : memref<20x4xf32>
+  %t = memref.expand_shape %out [[0, 1, 2]] output_shape [1, 11, 20] : memref<220xf32> into memref<1x11x20xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<1x11x20xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x4x11xf32>, memref<20x4xf32>) outs(%t : memref<1x11x20xf32>) {
+  ^bb0(%x: f32, %f: f32, %acc: f32):
+    %p = arith.mulf %x, %f : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#swap, #id3],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t : memref<1x11x20xf32>) outs(%y : memref<1x20x11xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (b, k, m)>
+#rhs = affine_map<(b, m, n, k) -> (n, k)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
 
 // An im2col matrix as a transposed A with a long reduction (K = 1024): a
 // tile whose FMAs run at half rate (Zen 4's AVX-512) reads it in place, one

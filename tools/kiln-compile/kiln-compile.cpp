@@ -459,14 +459,18 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     return 1;
   }
   // The CPU target's kernels run a batch's large first layers image by
-  // image; the CUDA target's have the whole batch to spread over the GPU.
+  // image, and a grouped convolution group by group; the CUDA target's have
+  // the whole batch to spread over the GPU (and grouped convolutions were
+  // not measured there).
+  bool cpuKernels = target == Target::CPU && !emulateGPU;
   int64_t splitBytes = 0;
-  if (target == Target::CPU && !emulateGPU)
+  if (cpuKernels)
     splitBytes = splitBatchBytes >= 0
                      ? int64_t(splitBatchBytes)
                      : kiln::cpu::splitBatchMinImageBytes(**machine);
   if (failed(runPipeline("form kernels", [&](OpPassManager &pm) {
-        kiln::cpu::buildKernelPipeline(pm, splitBytes, splitBatchPieces);
+        kiln::cpu::buildKernelPipeline(pm, splitBytes, splitBatchPieces,
+                                       /*splitGroupedConvs=*/cpuKernels);
       })))
     return 1;
   std::vector<kiln::KernelCost> kernels;

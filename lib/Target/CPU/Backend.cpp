@@ -191,13 +191,14 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
 //===----------------------------------------------------------------------===//
 
 void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes,
-                         int64_t splitBatchPieces) {
+                         int64_t splitBatchPieces, bool splitGroupedConvs) {
   if (splitBatchBytes > 0)
     pm.addNestedPass<func::FuncOp>(
         createKilnSplitBatch({splitBatchBytes, splitBatchPieces}));
   // After kiln-split-batch, which runs convolutions image by image but
   // stops at a split along the channels.
-  pm.addNestedPass<func::FuncOp>(createKilnSplitGroupedConvs());
+  if (splitGroupedConvs)
+    pm.addNestedPass<func::FuncOp>(createKilnSplitGroupedConvs());
   pm.addNestedPass<func::FuncOp>(createKilnFuseKernels());
 }
 

@@ -11,8 +11,9 @@
 // the dense kernels (implicit GEMM, filters packed at compile time,
 // Winograd); `kiln.concat` joins the groups' results along the channels.
 // Each group is a kernel of its own, compiled apart, so convolutions of
-// more than `max-groups` groups are left as they are (the CPU target runs
-// one image of them as a matmul batched over the groups, WindowToLinalg).
+// more than `max-groups` groups are left as they are (WindowToLinalg runs
+// one f32 image of them as a matmul batched over the groups; a batch stays a
+// loop nest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +96,8 @@ void splitGroups(ConvOp conv, ArrayRef<float> filters) {
   auto pieces = SplitOp::create(b, loc, pieceTypes, conv.getInput(), /*axis=*/1,
                                 SmallVector<int64_t>(groups, inPerGroup));
   std::optional<SmallVector<float>> bias = constantFloats(conv.getBias());
+  if (bias && int64_t(bias->size()) != type.getDimSize(1))
+    bias.reset();
   SmallVector<Value> results;
   for (int64_t g = 0; g < groups; ++g) {
     Value filter =

@@ -151,10 +151,12 @@ def KilnSplitGroupedConvs
     to: 3x3 256 -> 256 in 4 groups at 14x14, 6.9 -> 0.42 ms; ResNeXt's 3x3
     128 -> 128 in 32 groups (4 channels each) at 56x56, 2.15 -> 0.55 ms (1
     thread). Each group is a kernel of its own, compiled apart (about 0.2 s
-    each), hence `max-groups`; convolutions of more groups run as one
-    matmul batched over the groups (convert-kiln-to-linalg), about
-    half as fast. Depthwise convolutions (one input channel a group) are
-    left alone.
+    each), hence `max-groups`; one f32 image of a convolution of more
+    groups runs as one matmul batched over the groups
+    (convert-kiln-to-linalg with implicit-gemm-convs), about half as fast,
+    and a batch of one as a loop nest. Depthwise convolutions (one input
+    channel a group) are left alone. kiln-compile runs the pass for the CPU
+    target only.
   }];
   let options = [
     Option<"minGroupChannels", "min-group-channels", "int64_t",
