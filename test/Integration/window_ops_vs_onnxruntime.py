@@ -449,13 +449,18 @@ def winograd_groups():
 def grouped_split():
     # Grouped convolutions of up to 32 groups run as one dense convolution
     # per group (kiln-split-grouped-convs): 3x3 / 1 16 -> 24 in 4 groups
-    # (4 channels in, 6 out each) with ReLU, then 1x1 24 -> 8 in 2 groups
-    # without bias, then 3x3 / 2 8 -> 8 in 4 groups (2 channels each).
+    # (4 channels in, 6 out each) with ReLU (run per group), then 1x1 24 ->
+    # 8 in 2 groups without bias, whose result a ReLU6 and the next
+    # convolution both read, then 3x3 / 2 8 -> 8 in 4 groups (2 channels
+    # each), added to the ReLU6.
     case = Case("grouped_split", 16, 20)
     case.conv(24, 3, pad=1, group=4)
     case.op("Relu", [case.value])
-    case.conv(8, 1, group=2, bias=False)
-    case.conv(8, 3, stride=2, pad=1, group=4)
+    pointwise = case.conv(8, 1, group=2, bias=False)
+    clipped = relu6(case)
+    case.conv(8, 3, stride=2, pad=1, group=4, source=pointwise)
+    case.op("Add", [case.value, case.op("MaxPool", [clipped], kernel_shape=[2, 2],
+                                         strides=[2, 2])])
     return case
 
 

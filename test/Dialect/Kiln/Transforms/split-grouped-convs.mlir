@@ -57,3 +57,39 @@ func.func @kept(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x1x1xf32>) -> (tensor<1x4
   %2 = kiln.conv %x, %single strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x5x5xf32>
   return %0, %1, %2 : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>, tensor<1x2x5x5xf32>
 }
+
+// -----
+
+// The ReLU6 (a clamp) and the ReLU that only the convolution's result feeds
+// run on each group's result (fusion then applies them on the group's
+// tiles); the join comes after them.
+// CHECK-LABEL: func.func @activations
+// CHECK: %[[Y0:.*]] = kiln.conv %{{.*}}#0
+// CHECK: %[[Y1:.*]] = kiln.conv %{{.*}}#1
+// CHECK: %[[C0:.*]] = kiln.clamp %[[Y0]] {{.*}} : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xf32>
+// CHECK: %[[C1:.*]] = kiln.clamp %[[Y1]]
+// CHECK: %[[R0:.*]] = kiln.relu %[[C0]] : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xf32>
+// CHECK: %[[R1:.*]] = kiln.relu %[[C1]]
+// CHECK: %[[J:.*]] = kiln.concat %[[R0]], %[[R1]] axis = 1
+// CHECK: return %[[J]]
+func.func @activations(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %y = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %c = kiln.clamp %y min = 0.0 max = 6.0 : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  %r = kiln.relu %c : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  return %r : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// The result is also returned: the ReLU stays after the join.
+// CHECK-LABEL: func.func @shared_result
+// CHECK: %[[J:.*]] = kiln.concat
+// CHECK: %[[R:.*]] = kiln.relu %[[J]] : tensor<1x4x5x5xf32>
+// CHECK: return %[[J]], %[[R]]
+func.func @shared_result(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<4x2x1x1xf32>
+  %y = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %r = kiln.relu %y : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  return %y, %r : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}
