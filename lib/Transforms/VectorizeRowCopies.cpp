@@ -162,16 +162,19 @@ public:
 
   void emit() {
     // Rows in parallel over the outer loops that have more than one
-    // iteration (the thread pool splits the first of them).
+    // iteration (the thread pool splits the first of them), but for the
+    // one whose rows spill (spilledRows).
+    int64_t spilled = spilledRows();
     SmallVector<unsigned> outer;
     SmallVector<int64_t> bounds;
     int64_t rows = 1;
-    for (unsigned d = 0; d + 1 < ranges.size(); ++d)
-      if (ranges[d] > 1) {
+    for (unsigned d = 0; d + 1 < ranges.size(); ++d) {
+      rows *= ranges[d];
+      if (ranges[d] > 1 && !(spilled && d + 2 == ranges.size())) {
         outer.push_back(d);
         bounds.push_back(ranges[d]);
-        rows *= ranges[d];
       }
+    }
     SmallVector<Value> indices(ranges.size(), index(0));
     {
       OpBuilder::InsertionGuard guard(b);
@@ -179,7 +182,10 @@ public:
           openParallelLoop(b, loc, bounds, rows * ranges.back());
       for (auto [d, iv] : llvm::zip(outer, ivs))
         indices[d] = iv;
-      copyRow(indices);
+      if (spilled)
+        copySpillingRows(indices, spilled);
+      else
+        copyRow(indices, /*spills=*/false);
     }
     op->erase();
   }
@@ -189,9 +195,56 @@ private:
     return arith::ConstantIndexOp::create(b, loc, value);
   }
 
+  /// How many of the rows of one iteration of the outer loops store their
+  /// partial last vector whole, its lanes past the row spilling into the
+  /// next rows, which are written after it; 0 when none do. Masked stores
+  /// are slow on AVX2 (vmaskmovps is microcoded on AMD): the im2col of 3x3
+  /// 2048 -> 2048 in 64 groups at 7x7 (7-float rows, one masked store
+  /// each) took a third of the layer. The target's rows along the innermost
+  /// outer loop must be back to back, and a row's spill must stay within
+  /// that loop's rows: other rows may be another thread's.
+  int64_t spilledRows() const {
+    int64_t length = ranges.back();
+    if (length % lanes == 0 || ranges.size() < 3 ||
+        ranges[ranges.size() - 2] < 2)
+      return 0;
+    // Another outer loop remains parallel.
+    if (llvm::none_of(ArrayRef(ranges).drop_back(2),
+                      [](int64_t range) { return range > 1; }))
+      return 0;
+    auto [strides, offset] =
+        cast<MemRefType>(target.getType()).getStridesAndOffset();
+    if (strides[strides.size() - 2] != length)
+      return 0;
+    int64_t rowsInLoop = ranges[ranges.size() - 2];
+    int64_t end = llvm::alignTo(length, lanes);
+    // Row r writes up to r * length + end, within rowsInLoop * length.
+    if (rowsInLoop * length < end)
+      return 0;
+    return std::min((rowsInLoop * length - end) / length + 1, rowsInLoop - 1);
+  }
+
+  /// The rows of the innermost outer loop at `indices`: the first `spilled`
+  /// with whole vectors, in order, the rest as copyRow does.
+  void copySpillingRows(SmallVector<Value> indices, int64_t spilled) {
+    unsigned d = ranges.size() - 2;
+    auto loop = scf::ForOp::create(b, loc, index(0), index(spilled), index(1));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      indices[d] = loop.getInductionVar();
+      copyRow(indices, /*spills=*/true);
+    }
+    for (int64_t row = spilled; row < ranges[d]; ++row) {
+      indices[d] = index(row);
+      copyRow(indices, /*spills=*/false);
+    }
+  }
+
   /// Copies the row at `indices` (the innermost one ignored): whole
-  /// vectors, unrolled when few, then the masked rest.
-  void copyRow(SmallVector<Value> indices) {
+  /// vectors, unrolled when few, then the masked rest, or when it `spills`
+  /// the rest's vector stored whole.
+  void copyRow(SmallVector<Value> indices, bool spills) {
     int64_t length = ranges.back();
     int64_t whole = length / lanes;
     if (whole <= kMaxUnrolledVectors) {
@@ -211,7 +264,7 @@ private:
     if (length % lanes == 0)
       return;
     indices.back() = index(whole * lanes);
-    copyVector(indices, length % lanes);
+    copyVector(indices, length % lanes, spills);
   }
 
   /// The mask of the first `count` lanes (made once per vector copied).
@@ -235,10 +288,11 @@ private:
   }
 
   /// One vector of the row from loop position `at`, of which `count` lanes
-  /// are stored (all when `count` is lanes). A stride-2 row reads the
+  /// are stored (all when `count` is lanes; the rest, zeros, too when it
+  /// `spills` into the next row). A stride-2 row reads the
   /// 2 * count - 1 elements from the first in two vectors and keeps their
   /// even lanes (one two-source shuffle).
-  void copyVector(SmallVector<Value> at, int64_t count) {
+  void copyVector(SmallVector<Value> at, int64_t count, bool spills = false) {
     masks.clear();
     SmallVector<Value> from;
     for (AffineExpr result : source.map.getResults())
@@ -260,7 +314,7 @@ private:
         even.push_back(2 * i);
       value = vector::ShuffleOp::create(b, loc, low, high, even);
     }
-    if (count == lanes) {
+    if (count == lanes || spills) {
       vector::StoreOp::create(b, loc, value, target, at);
       return;
     }

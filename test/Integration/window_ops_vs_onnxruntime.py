@@ -36,7 +36,8 @@ tiles, checked against ONNX Runtime:
   vectors of tiles, the epilogue on the output transform, odd outputs, a
   batch in groups of images;
 - grouped convolutions: split into one dense convolution per group, and
-  (more groups, one image) as a matmul batched over the groups;
+  (more groups, or small groups of one image) as a matmul batched over the
+  groups, an implicit GEMM or windowed rows where a dense one would be;
 - 2-D f32 max and average pools through the same kernels (-inf padding,
   the window counts' division on the registers, ceil_mode).
 
@@ -71,6 +72,8 @@ class Case:
         self.nodes, self.initializers = [], []
         self.value = "X"
         self.channels = {"X": channels}
+        # Graph inputs besides X: filters given at run time.
+        self.inputs = []
         # Extra kiln-compile flags (to keep a case on the path it tests).
         self.flags = []
 
@@ -86,18 +89,24 @@ class Case:
         return out
 
     def conv(self, out_channels, kernel, stride=1, pad=0, dilation=1, group=1,
-             bias=True, source=None):
+             bias=True, source=None, runtime_filters=False):
         """A square convolution; `stride` and `pad` may be lists (per dim,
-        ONNX's [top, left, bottom, right] pads)."""
+        ONNX's [top, left, bottom, right] pads); `runtime_filters`: the
+        filters are a graph input."""
         source = source or self.value
         strides = stride if isinstance(stride, list) else [stride, stride]
         pads = pad if isinstance(pad, list) else [pad] * 4
         # Unit-variance outputs (weights scaled by 1/sqrt(fan-in)), so that
         # stacked convolutions compare at the same relative tolerance.
         fan_in = self.channels[source] // group * kernel * kernel
-        w = self.constant(f"w{len(self.nodes)}", self.rng.standard_normal(
-            (out_channels, self.channels[source] // group, kernel, kernel))
-            / np.sqrt(fan_in))
+        shape = (out_channels, self.channels[source] // group, kernel, kernel)
+        if runtime_filters:
+            w = f"w{len(self.nodes)}"
+            self.inputs.append(helper.make_tensor_value_info(
+                w, TensorProto.FLOAT, list(shape)))
+        else:
+            w = self.constant(f"w{len(self.nodes)}",
+                              self.rng.standard_normal(shape) / np.sqrt(fan_in))
         inputs = [source, w]
         if bias:
             inputs.append(self.constant(f"b{len(self.nodes)}",
@@ -109,7 +118,8 @@ class Case:
     def model(self):
         graph = helper.make_graph(
             self.nodes, self.name,
-            [helper.make_tensor_value_info("X", TensorProto.FLOAT, self.shape)],
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, self.shape)]
+            + self.inputs,
             [helper.make_tensor_value_info(self.value, TensorProto.FLOAT, None)],
             self.initializers)
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -475,6 +485,35 @@ def grouped_batched():
     return case
 
 
+def grouped_batched_kernels():
+    # One image of groups of at most 16 input channels at unit strides is
+    # not split: its matmul batched over the groups takes the dense
+    # convolutions' kernels. 3x3 / 1 48 -> 48 in 6 groups at 20x20 (an
+    # implicit GEMM over the laid-out input), a ReLU on its tiles, then 3x3 /
+    # 3 to 7x7 (split: strided), 3x3 / 1 32 -> 64 in 2 groups at 7x7 (16
+    # channels a group: windowed rows, each group's filters packed at
+    # compile time as B), and 1x1 64 -> 64 in 4 groups (a matmul per group
+    # reading the input in place).
+    case = Case("grouped_batched_kernels", 48, 20, batch=1)
+    case.conv(48, 3, pad=1, group=6)
+    case.op("Relu", [case.value])
+    case.conv(32, 3, stride=3, pad=1, group=2)
+    case.conv(64, 3, pad=1, group=2)
+    case.conv(64, 1, group=4, bias=False)
+    return case
+
+
+def runtime_filters():
+    # Filters computed at run time (here: graph inputs) are not packed: an
+    # implicit GEMM reads them in place as A, the [O, C * 9] matrix of the
+    # [O, C, 3, 3] filters (it had read them as [O * C * 3, 3]). Dense 8 ->
+    # 8 at 20x20, then in 2 groups (the groups the batch, A [2 * 4, 4 * 9]).
+    case = Case("runtime_filters", 8, 20, batch=1)
+    case.conv(8, 3, pad=1, runtime_filters=True)
+    case.conv(8, 3, pad=1, group=2, runtime_filters=True)
+    return case
+
+
 def pools():
     # ResNet's max pool (3x3 / 2, pad 1) on 40-wide rows (a full 32-column
     # deinterleave chunk and a ragged one), then average pools 2x2 / 2 and
@@ -500,7 +539,7 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,
          winograd_groups, grouped_split, grouped_batched,
-         pools]
+         grouped_batched_kernels, runtime_filters, pools]
 
 
 def main():

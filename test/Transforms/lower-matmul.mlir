@@ -1938,3 +1938,56 @@ func.func @wide_panel_ragged(%a: memref<8x16xf32>, %b: memref<16x100xf32>, %c: m
   }
   return
 }
+
+// -----
+
+#gx = affine_map<(g, p, o, c, kh, kw) -> (g, c, (p floordiv 3) * 14 + (p mod 3) * 2 + kh * 7 + kw)>
+#gw = affine_map<(g, p, o, c, kh, kw) -> (g, o, c, kh, kw)>
+#gt = affine_map<(g, p, o, c, kh, kw) -> (g, p, o)>
+#gswap = affine_map<(g, o, p) -> (g, p, o)>
+#gid = affine_map<(g, o, p) -> (g, o, p)>
+
+// Windowed rows of a grouped convolution (2 groups of 2 channels and 3
+// filters), the groups the batch: the filters [6, 2, 3, 3] as [2, 3, 2, 3,
+// 3] (the group read with the batch) are packed at compile time one
+// matrix per group, [2 groups x 1 panel][18][32] (W[o][c][kh][kw] = 18 o +
+// 9 c + 3 kh + kw + 1: group 0's first step is filters 0-2's first taps, 1,
+// 19 and 37; group 1's, 55, 73 and 91), and each group's tiles read its
+// panel.
+// CHECK-LABEL: memref.global "private" constant @__constant_gfilters_packed : memref<2x18x32xf32>
+// CHECK-LABEL: func.func @grouped_windowed_rows
+// CHECK: %[[PACKED:.*]] = memref.get_global @__constant_gfilters_packed
+// CHECK: scf.parallel (%[[ITEM:.*]]) =
+// CHECK: %[[GROUP:.*]] = arith.divui %[[ITEM]], %c2
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GROUP]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[PANEL:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK: vector.load %[[PACKED]][%[[PANEL]], %{{.*}}, %c0{{.*}}] : memref<2x18x32xf32>, vector<16xf32>
+// CHECK: __constant_gfilters_packed: "0x040000000000803F0000984100001442{{(00000000){29}()}}{{([0-9A-F]{8}){200}()}}{{([0-9A-F]{8}){200}()}}{{([0-9A-F]{8}){144}()}}00005C42000092420000B642
+// EXPLAIN: remark: matmul: 9 x 18 x 3 (M x K x N, batch 2), pixels as rows (A: each pixel's window in the padded input); {{.*}}; A read in place, B packed at compile time; {{.*}}stored transposed;
+// On AVX2's 4 x 24 tiles, the 3 filters' one vector would leave each
+// tile's accumulators waiting on the FMA latency: the 9 rows take 6 x 16
+// tiles instead (tiles of 6 and 3 rows, 8 cycles a step against 3 tiles
+// of 3 rows' 12).
+// WIDE-PANEL-AVX2: remark: matmul: 9 x 18 x 3 (M x K x N, batch 2), pixels as rows {{.*}}; tile 6 x 16 (2 x 8 lanes)
+memref.global "private" constant @__constant_gfilters : memref<6x2x3x3xf32> = dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0], [16.0, 17.0, 18.0]]], [[[19.0, 20.0, 21.0], [22.0, 23.0, 24.0], [25.0, 26.0, 27.0]], [[28.0, 29.0, 30.0], [31.0, 32.0, 33.0], [34.0, 35.0, 36.0]]], [[[37.0, 38.0, 39.0], [40.0, 41.0, 42.0], [43.0, 44.0, 45.0]], [[46.0, 47.0, 48.0], [49.0, 50.0, 51.0], [52.0, 53.0, 54.0]]], [[[55.0, 56.0, 57.0], [58.0, 59.0, 60.0], [61.0, 62.0, 63.0]], [[64.0, 65.0, 66.0], [67.0, 68.0, 69.0], [70.0, 71.0, 72.0]]], [[[73.0, 74.0, 75.0], [76.0, 77.0, 78.0], [79.0, 80.0, 81.0]], [[82.0, 83.0, 84.0], [85.0, 86.0, 87.0], [88.0, 89.0, 90.0]]], [[[91.0, 92.0, 93.0], [94.0, 95.0, 96.0], [97.0, 98.0, 99.0]], [[100.0, 101.0, 102.0], [103.0, 104.0, 105.0], [106.0, 107.0, 108.0]]]]>
+func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_gfilters : memref<6x2x3x3xf32>
+  %groups = memref.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [2, 3, 2, 3, 3] : memref<6x2x3x3xf32> into memref<2x3x2x3x3xf32>
+  %t = memref.alloc() : memref<2x9x3xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<2x9x3xf32>)
+  linalg.generic {indexing_maps = [#gx, #gw, #gt],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %groups : memref<2x2x49xf32>, memref<2x3x2x3x3xf32>) outs(%t : memref<2x9x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#gswap, #gid], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t : memref<2x9x3xf32>) outs(%y : memref<2x3x9xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}

@@ -4,26 +4,37 @@
 // im2col of a 3x3 convolution at 14x14 (input padded to 16x16): loops (c,
 // kh, kw, oh, ow), each row of 14 output pixels read from input row oh + kh
 // at column kw. The unit batch loop is dropped; the rows are a parallel loop
-// over (c, kh, kw, oh), each row one masked load and store of 14 lanes (2
-// ymm vectors with 8 lanes: one whole, one of 6 lanes).
+// over (c, kh, kw) and, in order, over oh: each row one masked load of 14
+// lanes (2 ymm vectors with 8 lanes: one whole, one of 6 lanes) stored
+// whole, its last lanes spilling into the next row, which is written after
+// it. The last row, whose spill would reach the next (c, kh, kw) (another
+// thread's), keeps a masked store.
 #input = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, oh + kh, ow + kw)>
 #output = affine_map<(n, c, kh, kw, oh, ow) -> (n, c, kh, kw, oh, ow)>
 // CHECK-LABEL: func.func @im2col
 // CHECK-SAME: (%[[IN:.*]]: memref<1x4x16x16xf32>, %[[OUT:.*]]: memref<1x4x3x3x14x14xf32>)
 // CHECK-NOT: linalg.generic
-// CHECK: scf.parallel (%[[C:.*]], %[[KH:.*]], %[[KW:.*]], %[[OH:.*]]) = (%c0, %c0, %c0, %c0) to (%c4, %c3, %c3, %c14)
+// CHECK: scf.parallel (%[[C:.*]], %[[KH:.*]], %[[KW:.*]]) = (%c0, %c0, %c0) to (%c4, %c3, %c3)
+// CHECK: scf.for %[[OH:.*]] = %c0 to %c13 step %c1
 // CHECK: %[[ROW:.*]] = arith.addi %[[KH]], %[[OH]] : index
 // CHECK: %[[MASK:.*]] = vector.constant_mask [14] : vector<16xi1>
 // CHECK: %[[V:.*]] = vector.maskedload %[[IN]][%c0, %[[C]], %[[ROW]], %[[KW]]], %[[MASK]]
-// CHECK: vector.maskedstore %[[OUT]][%c0, %[[C]], %[[KH]], %[[KW]], %[[OH]], %c0], %[[MASK]], %[[V]]
+// CHECK: vector.store %[[V]], %[[OUT]][%c0, %[[C]], %[[KH]], %[[KW]], %[[OH]], %c0]
+// CHECK: }
+// CHECK: %[[LAST:.*]] = arith.addi %[[KH]], %c13 : index
+// CHECK: %[[T:.*]] = vector.maskedload %[[IN]][%c0, %[[C]], %[[LAST]], %[[KW]]]
+// CHECK: vector.maskedstore %[[OUT]][%c0, %[[C]], %[[KH]], %[[KW]], %c13, %c0], %{{.*}}, %[[T]]
 // CHECK: } {kiln.work = 7056 : i64}
 // AVX2-LABEL: func.func @im2col
 // AVX2: scf.parallel
+// AVX2: scf.for %[[OH:.*]] = %c0 to %c13 step %c1
 // AVX2: %[[V:.*]] = vector.load %{{.*}} : memref<1x4x16x16xf32>, vector<8xf32>
-// AVX2: vector.store %[[V]], %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c0] : memref<1x4x3x3x14x14xf32>, vector<8xf32>
+// AVX2: vector.store %[[V]], %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %[[OH]], %c0] : memref<1x4x3x3x14x14xf32>, vector<8xf32>
 // AVX2: %[[MASK:.*]] = vector.constant_mask [6] : vector<8xi1>
 // AVX2: %[[T:.*]] = vector.maskedload %{{.*}}, %[[MASK]]
-// AVX2: vector.maskedstore %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %c8], %[[MASK]], %[[T]]
+// AVX2: vector.store %[[T]], %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %[[OH]], %c8] : memref<1x4x3x3x14x14xf32>, vector<8xf32>
+// AVX2: }
+// AVX2: vector.maskedstore %{{.*}}[%c0, %{{.*}}, %{{.*}}, %{{.*}}, %c13, %c8], %{{.*}}, %{{.*}}
 func.func @im2col(%in: memref<1x4x16x16xf32>, %out: memref<1x4x3x3x14x14xf32>) {
   linalg.generic {indexing_maps = [#input, #output],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
@@ -36,9 +47,51 @@ func.func @im2col(%in: memref<1x4x16x16xf32>, %out: memref<1x4x3x3x14x14xf32>) {
 
 // -----
 
+// Rows of 3 (a 3-wide output's im2col) spill over more than the next row:
+// with 16 lanes, rows 0 and 1 of 7 store whole vectors (row 1 reaches
+// element 18 of the 21), rows 2 to 6 keep masked stores.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: scf.parallel (%[[C:.*]]) = (%c0) to (%c2)
+// CHECK: scf.for %[[R:.*]] = %c0 to %c2 step %c1
+// CHECK: vector.store %{{.*}}, %arg1[%[[C]], %[[R]], %c0]
+// CHECK: }
+// CHECK-COUNT-5: vector.maskedstore
+// CHECK-NOT: vector.store
+// CHECK: } {kiln.work = 42 : i64}
+func.func @short_rows(%in: memref<2x7x5xf32>, %out: memref<2x7x3xf32>) {
+  %view = memref.subview %in[0, 0, 1] [2, 7, 3] [1, 1, 1]
+      : memref<2x7x5xf32> to memref<2x7x3xf32, strided<[35, 5, 1], offset: 1>>
+  linalg.copy ins(%view : memref<2x7x3xf32, strided<[35, 5, 1], offset: 1>>)
+              outs(%out : memref<2x7x3xf32>)
+  return
+}
+
+// -----
+
+// Two rows of 7 are 14 floats, less than one vector of 16: a whole vector
+// stored at the first row would reach the next outer iteration's rows
+// (another thread's), so every row keeps a masked store, all rows in
+// parallel.
+// CHECK-LABEL: func.func @rows_shorter_than_a_vector
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c2)
+// CHECK-NOT: vector.store
+// CHECK: vector.maskedstore
+// CHECK-NOT: vector.store
+// CHECK: return
+func.func @rows_shorter_than_a_vector(%in: memref<4x2x9xf32>, %out: memref<4x2x7xf32>) {
+  %view = memref.subview %in[0, 0, 1] [4, 2, 7] [1, 1, 1]
+      : memref<4x2x9xf32> to memref<4x2x7xf32, strided<[18, 9, 1], offset: 1>>
+  linalg.copy ins(%view : memref<4x2x7xf32, strided<[18, 9, 1], offset: 1>>)
+              outs(%out : memref<4x2x7xf32>)
+  return
+}
+
+// -----
+
 // A pad's interior: linalg.copy into a strided subview (rows of 56 with a
 // pitch of 58). Rows over 4 whole vectors loop over them, then the masked
-// rest (56 = 3 x 16 + 8).
+// rest (56 = 3 x 16 + 8), masked in every row: a spill would write the
+// padding between the rows.
 // CHECK-LABEL: func.func @copy_into_subview
 // CHECK: scf.parallel (%[[C:.*]], %[[H:.*]]) = (%c0, %c0) to (%c8, %c56)
 // CHECK: vector.load %arg0[%c0, %[[C]], %[[H]], %c0]

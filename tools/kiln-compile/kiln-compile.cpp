@@ -498,7 +498,8 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                  << (emulateGPU ? "--emulate-gpu" : "--target=cuda") << "\n";
     return 1;
   }
-  kiln::cpu::CodegenOptions codegen;
+  // The target's register tile decides how convolutions are lowered.
+  kiln::cpu::CodegenOptions codegen = kiln::cpu::codegenOptionsFor(**machine);
   codegen.kernelHooks = kernelHooks();
   codegen.tileRows = target == Target::CPU && !emulateGPU;
   codegen.foldTransposes = !codegen.tileRows;

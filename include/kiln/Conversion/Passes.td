@@ -22,12 +22,17 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg", "::mlir::ModuleOp"> {
            "Dense 2-D f32 convolutions as implicit GEMMs over a laid-out "
            "input (the CPU target's kiln-lower-matmul reads them) instead "
            "of im2col + matmul, where little is wasted; grouped f32 "
-           "convolutions of one image as im2col + a matmul batched over "
-           "the groups rather than a loop nest">,
+           "convolutions of one image in the same forms, batched over the "
+           "groups, rather than a loop nest">,
     Option<"winogradConvs", "winograd-convs", "bool", /*default=*/"false",
            "3x3 stride-1 f32 convolutions with constant filters as Winograd "
            "F(2x2, 3x3) (transforms + 16 matmuls with 2.25x fewer "
            "multiplies), where that pays">,
+    Option<"matmulTileRows", "matmul-tile-rows", "int64_t", /*default=*/"8",
+           "Rows of kiln-lower-matmul's register tile: with vector-lanes, "
+           "whether a convolution's matmul takes its output pixels as rows">,
+    Option<"vectorLanes", "vector-lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vectors (16: AVX-512, 8: AVX2)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -131,8 +131,10 @@ struct ConvertKilnToLinalgPass
     populateContractionToLinalgPatterns(converter, patterns);
     populateReductionToLinalgPatterns(converter, patterns);
     populateDataMovementToLinalgPatterns(converter, patterns);
-    populateWindowToLinalgPatterns(converter, patterns, implicitGemmConvs,
-                                   winogradConvs);
+    populateWindowToLinalgPatterns(converter, patterns,
+                                   ConvLowering{implicitGemmConvs,
+                                                winogradConvs, matmulTileRows,
+                                                vectorLanes});
     populateResizeToLinalgPatterns(converter, patterns);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
                                                                    converter);

@@ -199,26 +199,89 @@ constexpr int64_t kWindowedRowsChannels = 16;
 /// fill (ConvToLinalg::windowedRowsPay).
 constexpr int64_t kWindowedRowsReduction = 512;
 
+/// `value` with its leading dim split into [parts, size / parts].
+Value splitLeadingDim(OpBuilder &b, Location loc, Value value, int64_t parts) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape = {parts, type.getDimSize(0) / parts};
+  llvm::append_range(shape, type.getShape().drop_front());
+  SmallVector<ReassociationIndices> reassociation = {{0, 1}};
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    reassociation.push_back({d + 1});
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      reassociation);
+}
+
+/// `value` ([1, C, rest...] of one image) as [groups, C / groups, rest...]:
+/// a grouped convolution's groups as the batch of its matmul. Unchanged for
+/// one group.
+Value groupsAsBatchDim(OpBuilder &b, Location loc, Value value,
+                       int64_t groups) {
+  if (groups == 1)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<ReassociationIndices> reassociation = {{0, 1}};
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    reassociation.push_back({d});
+  return splitLeadingDim(
+      b, loc, tensor::CollapseShapeOp::create(b, loc, value, reassociation),
+      groups);
+}
+
+/// The filters [O, C / groups, K...] as [groups, O / groups, C / groups,
+/// K...] (unchanged for one group).
+Value filtersPerGroup(OpBuilder &b, Location loc, Value filter,
+                      int64_t groups) {
+  return groups == 1 ? filter : splitLeadingDim(b, loc, filter, groups);
+}
+
 /// Whether a convolution's matmul runs faster with the output pixels as
-/// rows than with the output channels as rows. The register tile is (at
-/// most) 8 rows x 2 vectors of 16, and a ragged panel takes whole vectors,
-/// so a 7 x 7 output (49 pixels) as columns fills 49 of 64 lanes, and as
-/// rows 49 of 56. With the pixels as rows, kiln-lower-matmul transposes each
+/// rows than with the output channels as rows. The target's register tile
+/// has (at most) `tileRows` rows (AVX-512: 8 x 2 vectors of 16; AVX2: 4 x 3
+/// vectors of 8), and a ragged panel takes whole vectors, so on AVX-512 a
+/// 7 x 7 output (49 pixels) as columns fills 49 of 64 lanes, and as rows 49
+/// of 56. With the pixels as rows, kiln-lower-matmul transposes each
 /// tile in registers and stores it as [channels, pixels] (about 3 FMA lanes
 /// per element: shuffles and 8-wide stores), a cost a short reduction does
 /// not amortize. Measured on Zen 4 (1 thread), pixels as rows: 1x1 160 ->
 /// 960 at 7x7 169 -> 138 us, 1x1/2 256 -> 512 at 14x14 146 -> 120, 1x1/2
 /// 128 -> 256 at 28x28 122 -> 117, 96 -> 576 at 14x14 199 -> 193; 32 -> 192
-/// at 28x28 (no lanes saved, K = 32) 85 -> 95 us slower.
-bool pixelsAsRowsPays(int64_t channels, int64_t pixels, int64_t reduction) {
-  constexpr int64_t kTileRows = 8, kTileColumns = 16;
+/// at 28x28 (no lanes saved, K = 32) 85 -> 95 us slower. On AVX2 (Zen 3),
+/// a grouped convolution's 24 x 216 x 49 per group (888 -> 888 in 37 groups
+/// at 7x7), which AVX-512's tile would keep as columns: 0.67 -> 0.38 ms;
+/// MobileNetV2's 1x1 96 -> 576 at 14x14, now as columns, alike (0.25 ms).
+/// `copiesSaved`: the elements of an im2col matrix that the rows' form does
+/// without (windowed rows), about 2 FMA lanes each (a vector store per 8 or
+/// 16, then read back).
+bool pixelsAsRowsPays(int64_t channels, int64_t pixels, int64_t reduction,
+                      const ConvLowering &target, int64_t copiesSaved = 0) {
   constexpr int64_t kTransposedStoreCostInLanes = 3;
+  constexpr int64_t kCopyCostInLanes = 2;
   auto padded = [](int64_t x, int64_t to) { return llvm::alignTo(x, to); };
-  int64_t asRows = padded(pixels, kTileRows) * padded(channels, kTileColumns);
+  int64_t asRows =
+      padded(pixels, target.tileRows) * padded(channels, target.lanes);
   int64_t asColumns =
-      padded(channels, kTileRows) * padded(pixels, kTileColumns);
-  return (asColumns - asRows) * reduction >
+      padded(channels, target.tileRows) * padded(pixels, target.lanes);
+  return (asColumns - asRows) * reduction + copiesSaved * kCopyCostInLanes >
          channels * pixels * kTransposedStoreCostInLanes;
+}
+
+/// Y ([N, O, spatial...]) from a convolution's product [N, O, P], or
+/// [groups, O / groups, P] for one image of a grouped convolution.
+Value batchAsOutput(OpBuilder &b, Location loc, Value product,
+                    RankedTensorType type) {
+  ReassociationIndices spatial =
+      llvm::to_vector<2>(llvm::seq<int64_t>(2, type.getRank()));
+  auto productType = cast<RankedTensorType>(product.getType());
+  if (productType.getDimSize(0) == type.getDimSize(0))
+    return tensor::ExpandShapeOp::create(
+        b, loc, type, product,
+        SmallVector<ReassociationIndices>{{0}, {1}, spatial});
+  Value channels = tensor::CollapseShapeOp::create(
+      b, loc, product, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, type, channels,
+      SmallVector<ReassociationIndices>{{0, 1}, spatial});
 }
 
 /// Y ([N, O, spatial...]) from a convolution's matmul with the output
@@ -246,11 +309,7 @@ Value pixelRowsAsOutput(OpBuilder &b, Location loc, Value product,
             linalg::YieldOp::create(nb, l, args[0]);
           })
           .getResult(0);
-  ReassociationIndices spatial =
-      llvm::to_vector<2>(llvm::seq<int64_t>(2, type.getRank()));
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, transposed,
-      SmallVector<ReassociationIndices>{{0}, {1}, spatial});
+  return batchAsOutput(b, loc, transposed, type);
 }
 
 /// The kiln.constant `filter` is, directly or as the kernel region's
@@ -281,7 +340,7 @@ bool isConstantFilter(Value filter) { return bool(constantFilter(filter)); }
 /// 256 -> 256 in 4 groups at 14x14 ran 6.9 ms, 11x ONNX Runtime's time.
 Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
                    RankedTensorType type, ArrayRef<int64_t> strides,
-                   ArrayRef<int64_t> dilations, bool constantFilter,
+                   ArrayRef<int64_t> dilations, bool pixelsAsRows,
                    int64_t groups = 1) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.value.getType());
@@ -296,9 +355,6 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
     windowSize *= k;
   for (int64_t p : outSpatial)
     pixels *= p;
-  bool pixelsAsRows =
-      constantFilter && groups == 1 &&
-      pixelsAsRowsPays(outChannels, pixels, channels * windowSize);
   Type elementType = type.getElementType();
   auto allDims = [](int64_t from, int64_t to) -> ReassociationIndices {
     return llvm::to_vector<2>(llvm::seq<int64_t>(from, to));
@@ -349,15 +405,8 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
       filter, SmallVector<ReassociationIndices>{{0}, allDims(1, 2 + n)});
   if (groups > 1) {
     // The groups are the batch (one image): [g * r, P] -> [g, r, P].
-    SmallVector<ReassociationIndices> outer = {{0, 1}, {2}};
-    columns = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({groups, reduction, pixels}, elementType),
-        tensor::CollapseShapeOp::create(b, loc, columns, outer), outer);
-    weights = tensor::ExpandShapeOp::create(
-        b, loc,
-        RankedTensorType::get({groups, outChannels / groups, reduction},
-                              elementType),
-        weights, outer);
+    columns = groupsAsBatchDim(b, loc, columns, groups);
+    weights = filtersPerGroup(b, loc, weights, groups);
     batch = groups;
     outChannels /= groups;
   }
@@ -393,44 +442,45 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
           .getResult(0);
   if (pixelsAsRows)
     return pixelRowsAsOutput(b, loc, product, type);
-  if (groups > 1)
-    product = tensor::ExpandShapeOp::create(
-        b, loc,
-        RankedTensorType::get({1, groups * outChannels, pixels}, elementType),
-        tensor::CollapseShapeOp::create(
-            b, loc, product, SmallVector<ReassociationIndices>{{0, 1}, {2}}),
-        SmallVector<ReassociationIndices>{{0, 1}, {2}});
-  return tensor::ExpandShapeOp::create(
-      b, loc, type, product,
-      SmallVector<ReassociationIndices>{{0}, {1}, allDims(2, 2 + n)});
+  return batchAsOutput(b, loc, product, type);
 }
 
-/// A dense 2-D f32 convolution as a matmul with the output pixels as rows
-/// whose A is read in place from the padded input ([N, C, PH, PW]): no
-/// im2col matrix. T[n][p][o] = sum W[o][c][kh][kw] * X[n][c][R(p) + G(kh,
-/// kw)] over each channel's plane flattened, where output pixel p = (oh,
-/// ow) starts its window at R(p) = oh * sh * PW + ow * sw and the tap is G =
-/// kh * dh * PW + kw * dw on. kiln-lower-matmul broadcasts A's values one
-/// at a time, so the stride costs nothing, and stores T transposed into Y.
+/// A 2-D f32 convolution as a matmul with the output pixels as rows whose A
+/// is read in place from the padded input ([N, C, PH, PW]): no im2col
+/// matrix. (One image of a grouped one: the same matmul batched over the
+/// groups, n the group, X [groups, C / groups, PH * PW] and the filters
+/// [groups, O / groups, C / groups, KH, KW].) T[n][p][o] = sum W[o][c][kh][kw]
+/// * X[n][c][R(p) + G(kh, kw)] over each channel's plane flattened, where
+/// output pixel p = (oh, ow) starts its window at R(p) = oh * sh * PW + ow * sw
+/// and the tap is G = kh * dh * PW + kw * dw on. kiln-lower-matmul broadcasts
+/// A's values one at a time, so the stride costs nothing, and stores T
+/// transposed into Y.
 Value convAsWindowedRows(OpBuilder &b, Location loc, Value padded, Value filter,
                          RankedTensorType type, ArrayRef<int64_t> strides,
-                         ArrayRef<int64_t> dilations) {
+                         ArrayRef<int64_t> dilations, int64_t groups) {
   MLIRContext *context = b.getContext();
   auto paddedType = cast<RankedTensorType>(padded.getType());
-  int64_t batch = type.getDimSize(0), outChannels = type.getDimSize(1);
+  int64_t batch = type.getDimSize(0) * groups;
+  int64_t outChannels = type.getDimSize(1) / groups;
   int64_t outWidth = type.getDimSize(3), pitch = paddedType.getDimSize(3);
   int64_t pixels = type.getDimSize(2) * outWidth;
   Type elementType = type.getElementType();
-  Value planes = tensor::CollapseShapeOp::create(
-      b, loc, padded, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  // Loops: n, p, o, c, kh, kw.
+  Value planes = groupsAsBatchDim(
+      b, loc,
+      tensor::CollapseShapeOp::create(
+          b, loc, padded, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}}),
+      groups);
+  // Loops: n (or the group), p, o, c, kh, kw.
   auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
   AffineExpr start = d(1).floorDiv(outWidth) * (strides[0] * pitch) +
                      d(1) % outWidth * strides[1];
   AffineExpr tap = d(4) * (dilations[0] * pitch) + d(5) * dilations[1];
+  SmallVector<AffineExpr> filterExprs = {d(2), d(3), d(4), d(5)};
+  if (groups > 1)
+    filterExprs.insert(filterExprs.begin(), d(0));
   SmallVector<AffineMap> maps = {
       AffineMap::get(6, 0, {d(0), d(3), start + tap}, context),
-      AffineMap::get(6, 0, {d(2), d(3), d(4), d(5)}, context),
+      AffineMap::get(6, 0, filterExprs, context),
       AffineMap::get(6, 0, {d(0), d(1), d(2)}, context)};
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(3, utils::IteratorType::reduction);
@@ -438,9 +488,11 @@ Value convAsWindowedRows(OpBuilder &b, Location loc, Value padded, Value filter,
       RankedTensorType::get({batch, pixels, outChannels}, elementType);
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
   Value product =
-      linalg::GenericOp::create(b, loc, productType, ValueRange{planes, filter},
-                                detail::filledTensor(b, loc, productType, zero),
-                                maps, iterators, detail::multiplyAccumulate)
+      linalg::GenericOp::create(
+          b, loc, productType,
+          ValueRange{planes, filtersPerGroup(b, loc, filter, groups)},
+          detail::filledTensor(b, loc, productType, zero), maps, iterators,
+          detail::multiplyAccumulate)
           .getResult(0);
   return pixelRowsAsOutput(b, loc, product, type);
 }
@@ -570,7 +622,8 @@ Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
   return laidOut;
 }
 
-/// A dense 2-D f32 convolution as an implicit GEMM: no im2col matrix. The
+/// A 2-D f32 convolution as an implicit GEMM: no im2col matrix (one image
+/// of a grouped one: batched over the groups, as convAsWindowedRows). The
 /// input is laid out per channel (ShiftedLayout) so that, with the output
 /// computed at positions f = oh * pitch + ow, the tap (kh, kw) of channel c
 /// reads X[n][c][f + G(kh, kw)]: row (c, kh, kw) of the GEMM's B is the
@@ -579,7 +632,8 @@ Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
 /// output is T's first OW columns of each row of the pitch.
 Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
                           RankedTensorType type, ArrayRef<int64_t> strides,
-                          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads) {
+                          ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads,
+                          int64_t groups) {
   MLIRContext *context = b.getContext();
   auto inputType = cast<RankedTensorType>(input.getType());
   ArrayRef<int64_t> kernel =
@@ -588,35 +642,42 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   ShiftedLayout layout(kernel, strides, dilations, outSpatial,
                        inputType.getDimSize(3), pads[1]);
   Value laidOut = layOutPhasePlanes(b, loc, input, layout, pads);
-  int64_t batch = type.getDimSize(0);
+  int64_t batch = type.getDimSize(0) * groups;
+  int64_t outChannels = type.getDimSize(1) / groups;
   Type elementType = type.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
-  Value rows = tensor::CollapseShapeOp::create(
-      b, loc, laidOut,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}});
-  // Loops: n, o, f, c, kh, kw.
+  Value rows = groupsAsBatchDim(
+      b, loc,
+      tensor::CollapseShapeOp::create(
+          b, loc, laidOut,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}}),
+      groups);
+  // Loops: n (or the group), o, f, c, kh, kw.
   int64_t positions = outSpatial[0] * layout.pitch;
   auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> filterExprs = {d(1), d(3), d(4), d(5)};
+  if (groups > 1)
+    filterExprs.insert(filterExprs.begin(), d(0));
   SmallVector<AffineMap> maps = {
-      AffineMap::get(6, 0, {d(1), d(3), d(4), d(5)}, context),
+      AffineMap::get(6, 0, filterExprs, context),
       AffineMap::get(6, 0, {d(0), d(3), d(2) + layout.tapOffset(d(4), d(5))},
                      context),
       AffineMap::get(6, 0, {d(0), d(1), d(2)}, context)};
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.append(3, utils::IteratorType::reduction);
-  auto productType = RankedTensorType::get(
-      {batch, type.getDimSize(1), positions}, elementType);
-  Value product =
-      linalg::GenericOp::create(b, loc, productType, ValueRange{filter, rows},
-                                detail::filledTensor(b, loc, productType, zero),
-                                maps, iterators, detail::multiplyAccumulate)
-          .getResult(0);
+  auto productType =
+      RankedTensorType::get({batch, outChannels, positions}, elementType);
+  Value product = linalg::GenericOp::create(
+                      b, loc, productType,
+                      ValueRange{filtersPerGroup(b, loc, filter, groups), rows},
+                      detail::filledTensor(b, loc, productType, zero), maps,
+                      iterators, detail::multiplyAccumulate)
+                      .getResult(0);
   // The output: the first OW columns of each row of the pitch.
-  SmallVector<int64_t> pitched = {batch, type.getDimSize(1), outSpatial[0],
-                                  layout.pitch};
-  Value planes = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get(pitched, elementType), product,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  SmallVector<int64_t> pitched = {type.getDimSize(0), type.getDimSize(1),
+                                  outSpatial[0], layout.pitch};
+  Value planes = batchAsOutput(b, loc, product,
+                               RankedTensorType::get(pitched, elementType));
   return tensor::ExtractSliceOp::create(b, loc, type, planes, ValueRange{},
                                         ValueRange{}, ValueRange{},
                                         b.getDenseI64ArrayAttr({0, 0, 0, 0}),
@@ -693,15 +754,13 @@ bool isDepthwise2D(RankedTensorType type, RankedTensorType inputType,
 }
 
 /// Whether a grouped convolution runs as a matmul batched over its groups
-/// (convAsMatmul, on the CPU target): f32, one image, and several input
-/// channels a group (a depthwise convolution has its own kernel; one with
-/// a channel multiplier stays a loop nest). kiln-split-grouped-convs has
-/// made the convolutions of up to 32 groups dense ones, which run about
-/// twice as fast as this im2col matrix with its small matmuls (ResNeXt's
-/// 3x3 128 -> 128 in 32 groups at 56x56: 0.55 ms split, 1.14 ms as one
-/// batched matmul, 2.15 ms as a loop nest; 3x3 2048 -> 2048 in 64 groups at
-/// 7x7: 1.6 ms, 9.2 ms as a loop nest); more groups would take as many
-/// kernels' code.
+/// (on the CPU target), in the form a dense convolution of one group would
+/// take (implicit GEMM, windowed rows, im2col): f32, one image, and several
+/// input channels a group (a depthwise convolution has its own kernel; one
+/// with a channel multiplier stays a loop nest). A loop nest packs and
+/// tiles nothing: 3x3 2048 -> 2048 in 64 groups at 7x7 9.2 ms, 0.82 as
+/// windowed rows batched over the groups (1.6 through im2col).
+/// kiln-split-grouped-convs makes the others of up to 32 groups dense ones.
 bool groupsAsBatch(RankedTensorType type, RankedTensorType filterType,
                    int64_t groups) {
   return groups > 1 && type.getElementType().isF32() &&
@@ -729,9 +788,8 @@ Value depthwiseConv2D(OpBuilder &b, Location loc, Value padded, Value filter,
 
 struct ConvToLinalg : public OpConversionPattern<ConvOp> {
   ConvToLinalg(TypeConverter &converter, MLIRContext *context,
-               bool implicitGemm, bool winograd)
-      : OpConversionPattern(converter, context), implicitGemm(implicitGemm),
-        winograd(winograd) {}
+               const ConvLowering &target)
+      : OpConversionPattern(converter, context), target(target) {}
 
   LogicalResult
   matchAndRewrite(ConvOp op, OpAdaptor adaptor,
@@ -752,18 +810,23 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                          addBias(rewriter, loc, *result, adaptor.getBias()));
       return success();
     }
-    bool windowed = !depthwise && windowedRowsPay(op, kernel);
-    bool shifted =
-        implicitGemm && groups == 1 && elementType.isF32() &&
-        !(windowed && stridedOverManyChannels(op)) &&
+    // A grouped convolution's groups are the batch of the same matmuls.
+    bool matmulGroups = groups == 1 || groupsAsBatch(type, filterType, groups);
+    bool shiftedPays =
+        target.implicitGemm && matmulGroups && elementType.isF32() &&
         shiftedMatmulPays(
             kernel, op.getStrides(), op.getDilations(), outSpatial,
             cast<RankedTensorType>(op.getInput().getType()).getDimSize(3),
             op.getPads()[1]);
+    // Windowed rows save an im2col matrix only where the implicit GEMM over
+    // the pitch does not pay.
+    bool windowed = !depthwise && matmulGroups &&
+                    windowedRowsPay(op, kernel, /*savesIm2col=*/!shiftedPays);
+    bool shifted = shiftedPays && !(windowed && stridedOverManyChannels(op));
     if (shifted) {
       Value result = convAsShiftedMatmul(
           rewriter, loc, adaptor.getInput(), adaptor.getFilter(), type,
-          op.getStrides(), op.getDilations(), op.getPads());
+          op.getStrides(), op.getDilations(), op.getPads(), groups);
       rewriter.replaceOp(op, addBias(rewriter, loc, result, adaptor.getBias()));
       return success();
     }
@@ -774,7 +837,7 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
           /*splitStridedRows=*/false);
       Value result =
           convAsWindowedRows(rewriter, loc, padded.value, adaptor.getFilter(),
-                             type, op.getStrides(), op.getDilations());
+                             type, op.getStrides(), op.getDilations(), groups);
       rewriter.replaceOp(op, addBias(rewriter, loc, result, adaptor.getBias()));
       return success();
     }
@@ -788,13 +851,13 @@ struct ConvToLinalg : public OpConversionPattern<ConvOp> {
                                type, op.getStrides(), op.getDilations());
     else if (groups == 1 && (elementType.isF32() || elementType.isF16() ||
                              elementType.isBF16()))
+      result =
+          convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
+                       op.getStrides(), op.getDilations(), pixelsAsRowsPay(op));
+    else if (target.implicitGemm && groupsAsBatch(type, filterType, groups))
       result = convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
                             op.getStrides(), op.getDilations(),
-                            isConstantFilter(op.getFilter()));
-    else if (implicitGemm && groupsAsBatch(type, filterType, groups))
-      result = convAsMatmul(rewriter, loc, input, adaptor.getFilter(), type,
-                            op.getStrides(), op.getDilations(),
-                            isConstantFilter(op.getFilter()), groups);
+                            /*pixelsAsRows=*/false, groups);
     else
       result = convAsLoops(rewriter, loc, input, adaptor.getFilter(), type,
                            op.getStrides(), op.getDilations(), groups);
@@ -809,7 +872,7 @@ private:
                                   ArrayRef<int64_t> kernel) const {
     auto type = cast<RankedTensorType>(op.getType());
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    if (!winograd || !winogradShareOfWork(op))
+    if (!target.winograd || !winogradShareOfWork(op))
       return std::nullopt;
     std::optional<SmallVector<float>> filters =
         readFloatData(constantFilter(op.getFilter()).getValue());
@@ -827,29 +890,53 @@ private:
                                   "winograd_filters");
   }
 
-  /// Whether a dense 2-D f32 convolution that is not an implicit GEMM
-  /// over the input's pitch (shiftedMatmulPays) runs with its output
-  /// pixels as rows read in place (convAsWindowedRows) rather than through
-  /// an im2col matrix: constant filters (packed at compile time as B), a
-  /// window of several taps, and pixels as rows paying (pixelsAsRowsPays)
-  /// or a reduction of at least kWindowedRowsReduction steps, which covers
-  /// the tiles' transposed stores (ResNet's 3x3 / 2 64 -> 128 at 56x56, K
-  /// = 576, runs faster so than as any other form; its 7x7 / 2 stem, K =
-  /// 147, slower). A strided 1x1 convolution reads a quarter of its input,
-  /// which im2col copies into a quarter of the lines: 1x1 / 2 128 -> 256 at
-  /// 28x28 ran 10% slower read in place (prefetching the next channels'
-  /// lines did not help).
-  bool windowedRowsPay(ConvOp op, ArrayRef<int64_t> kernel) const {
+  /// Whether a 2-D f32 convolution (dense, or a group of a grouped one)
+  /// that is not an implicit GEMM over the input's pitch
+  /// (shiftedMatmulPays) runs with its output pixels as rows read in place
+  /// (convAsWindowedRows) rather than through an im2col matrix: constant
+  /// filters (packed at compile time as B), a window of several taps, and
+  /// pixels as rows paying (pixelsAsRowsPays, credited with the im2col
+  /// copies saved when `savesIm2col`) or a reduction of at least
+  /// kWindowedRowsReduction steps, which covers the tiles' transposed
+  /// stores (ResNet's 3x3 / 2 64 -> 128 at 56x56, K = 576, runs faster so
+  /// than as any other form; its 7x7 / 2 stem, K = 147, slower). A strided
+  /// 1x1 convolution reads a quarter of its input, which im2col copies into
+  /// a quarter of the lines: 1x1 / 2 128 -> 256 at 28x28 ran 10% slower
+  /// read in place (prefetching the next channels' lines did not help).
+  /// Grouped, per group: 32 groups of 16 channels at 14x14 (196 x 144 x 16
+  /// a group), whose tiles fill alike either way, 0.56 ms through im2col,
+  /// 0.37 as windowed rows (Zen 3, 1 thread).
+  bool windowedRowsPay(ConvOp op, ArrayRef<int64_t> kernel,
+                       bool savesIm2col) const {
     auto type = cast<RankedTensorType>(op.getType());
-    if (!implicitGemm || op.getGroups() != 1 || kernel.size() != 2 ||
+    if (!target.implicitGemm || kernel.size() != 2 ||
         kernel[0] * kernel[1] == 1 || !type.getElementType().isF32() ||
         !isConstantFilter(op.getFilter()))
       return false;
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    int64_t reduction = inputType.getDimSize(1) * kernel[0] * kernel[1];
+    // Per group: the filters' input channels, a group's output channels.
+    int64_t groups = static_cast<int64_t>(op.getGroups());
+    int64_t reduction =
+        cast<RankedTensorType>(op.getFilter().getType()).getDimSize(1) *
+        kernel[0] * kernel[1];
     int64_t pixels = type.getDimSize(2) * type.getDimSize(3);
     return reduction >= kWindowedRowsReduction ||
-           pixelsAsRowsPays(type.getDimSize(1), pixels, reduction);
+           pixelsAsRowsPays(type.getDimSize(1) / groups, pixels, reduction,
+                            target, savesIm2col ? reduction * pixels : 0);
+  }
+
+  /// Whether a dense convolution's im2col matmul (convAsMatmul) takes the
+  /// output pixels as rows: its filters are constant (packed transposed at
+  /// compile time) and that fills the register tiles better.
+  bool pixelsAsRowsPay(ConvOp op) const {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
+    int64_t pixels = 1;
+    for (int64_t size : type.getShape().drop_front(2))
+      pixels *= size;
+    return isConstantFilter(op.getFilter()) &&
+           pixelsAsRowsPays(type.getDimSize(1), pixels,
+                            filterType.getNumElements() / type.getDimSize(1),
+                            target);
   }
 
   /// Whether a convolution strides over at least kWindowedRowsChannels
@@ -861,8 +948,8 @@ private:
   /// do not amortize the tile's transposed stores: 1.78 -> 2.24 ms. At
   /// stride 1 the two measured alike (3x3 at 56x56 and 28x28: +-4%).
   static bool stridedOverManyChannels(ConvOp op) {
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    return inputType.getDimSize(1) >= kWindowedRowsChannels &&
+    auto filterType = cast<RankedTensorType>(op.getFilter().getType());
+    return filterType.getDimSize(1) >= kWindowedRowsChannels &&
            llvm::any_of(op.getStrides(), [](int64_t s) { return s > 1; });
   }
 
@@ -886,7 +973,7 @@ private:
         });
   }
 
-  bool implicitGemm, winograd;
+  ConvLowering target;
 };
 
 /// The number of input (or padded-input) elements each output window of a
@@ -1061,10 +1148,8 @@ std::optional<double> winogradShareOfWork(Operation *op) {
 
 void populateWindowToLinalgPatterns(TypeConverter &converter,
                                     RewritePatternSet &patterns,
-                                    bool implicitGemmConvs,
-                                    bool winogradConvs) {
-  patterns.add<ConvToLinalg>(converter, patterns.getContext(),
-                             implicitGemmConvs, winogradConvs);
+                                    const ConvLowering &convs) {
+  patterns.add<ConvToLinalg>(converter, patterns.getContext(), convs);
   patterns.add<PoolToGeneric<MaxPoolOp, true>, PoolToGeneric<AvgPoolOp, false>>(
       converter, patterns.getContext());
 }

@@ -204,7 +204,8 @@ void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes,
 
 void buildLinalgPipeline(OpPassManager &pm, const CodegenOptions &options) {
   pm.addPass(createConvertKilnToLinalg(
-      {options.implicitGemmConvs, options.winogradConvs}));
+      {options.implicitGemmConvs, options.winogradConvs, options.matmulRows,
+       options.vectorLanes}));
   pm.addPass(createFuseElementwise());
   if (options.tileRows)
     pm.addPass(createTileRows());

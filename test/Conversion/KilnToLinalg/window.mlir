@@ -49,6 +49,51 @@ func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: te
 
 // -----
 
+// A grouped convolution whose dense convolutions would be implicit GEMMs
+// (rows 16 wide) is one, batched over the groups: the laid-out input [1, 4,
+// 323] as [2 groups, 2 channels, 323], the filters [8, 2, 3, 3] as [2, 4,
+// 2, 3, 3] (read with the group), the product [2, 4, 272] the output's 8
+// channels of 16 rows of 17.
+// IGEMM-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d4, d5)>
+// IGEMM-DAG: #[[GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 17 + d5)>
+// IGEMM-DAG: #[[GO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
+// IGEMM-LABEL: func.func @grouped_implicit_gemm
+// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %{{.*}} into tensor<1x4x323xf32>
+// IGEMM: %[[CHANNELS:.*]] = tensor.collapse_shape %[[ROWS]] {{\[\[}}0, 1], [2]] : tensor<1x4x323xf32> into tensor<4x323xf32>
+// IGEMM: %[[GROUPS:.*]] = tensor.expand_shape %[[CHANNELS]] {{\[\[}}0, 1], [2]] output_shape [2, 2, 323]
+// IGEMM: %[[W:.*]] = tensor.expand_shape %arg1 {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 4, 2, 3, 3]
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[GW]], #[[GX]], #[[GO]]], {{.*}} ins(%[[W]], %[[GROUPS]] : tensor<2x4x2x3x3xf32>, tensor<2x2x323xf32>) outs(%{{.*}} : tensor<2x4x272xf32>)
+// IGEMM: %[[Y:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0, 1], [2]] : tensor<2x4x272xf32> into tensor<8x272xf32>
+// IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 8, 16, 17]
+// IGEMM: tensor.extract_slice %[[LINES]][0, 0, 0, 0] [1, 8, 16, 16] [1, 1, 1, 1]
+func.func @grouped_implicit_gemm(%x: tensor<1x4x16x16xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32> {
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x4x16x16xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %0 : tensor<1x8x16x16xf32>
+}
+
+// -----
+
+// Constant filters of 2 groups of 32 channels at 7x7 (K = 288 a group):
+// windowed rows batched over the groups, each pixel's window read from the
+// padded planes [1, 64, 81] as [2, 32, 81], the filters as [2, 32, 32, 3,
+// 3]; the product [2, 49, 32] transposed to [2, 32, 49] is the output.
+// IGEMM-DAG: #[[WX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, (d1 floordiv 7) * 9 + d1 mod 7 + d4 * 9 + d5)>
+// IGEMM-DAG: #[[WW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d2, d3, d4, d5)>
+// IGEMM-LABEL: func.func @grouped_windowed_rows
+// IGEMM: %[[PLANES:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 32, 81] : tensor<64x81xf32> into tensor<2x32x81xf32>
+// IGEMM: %[[W:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 32, 32, 3, 3]
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[WX]], #[[WW]], #{{.*}}], {{.*}} ins(%[[PLANES]], %[[W]] : tensor<2x32x81xf32>, tensor<2x32x32x3x3xf32>) outs(%{{.*}} : tensor<2x49x32xf32>)
+// IGEMM: %[[C:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<2x49x32xf32>) outs(%{{.*}} : tensor<2x32x49xf32>)
+// IGEMM: %[[Y:.*]] = tensor.collapse_shape %[[C]] {{\[\[}}0, 1], [2]] : tensor<2x32x49xf32> into tensor<64x49xf32>
+// IGEMM: tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 64, 7, 7]
+func.func @grouped_windowed_rows(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = kiln.constant dense<1.0> : tensor<64x32x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x64x7x7xf32>, tensor<64x32x3x3xf32>) -> tensor<1x64x7x7xf32>
+  return %0 : tensor<1x64x7x7xf32>
+}
+
+// -----
+
 // A 2-D f32 depthwise convolution (one filter per channel) is linalg's
 // named op over the zero-padded input, not split into phases even at
 // stride 2: kiln-lower-depthwise lays each plane out for its taps.
@@ -215,13 +260,15 @@ func.func @pixels_as_rows(%x: tensor<1x64x7x7xf32>, %b: tensor<64xf32>) -> tenso
 // With only 18 = 2 x 3 x 3 steps of reduction, the tiles' saving (512
 // lanes a step) does not pay for the transposed stores (3 lanes for each of
 // the 64 x 49 outputs): the channels stay the rows.
-// The same with implicit-gemm-convs: not windowed rows either (7-wide rows
-// keep im2col).
 // CHECK-LABEL: func.func @short_reduction_keeps_channels_as_rows
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x18xf32>, tensor<1x18x49xf32>)
 // CHECK-NOT: tensor<1x49x64xf32>
+// With implicit-gemm-convs, windowed rows also save the im2col matrix's 18
+// x 49 copies (2 lanes each), which tips it: the pixels are the rows, read
+// in place from the padded input.
 // IGEMM-LABEL: func.func @short_reduction_keeps_channels_as_rows
-// IGEMM: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<64x18xf32>, tensor<1x18x49xf32>)
+// IGEMM-NOT: tensor<1x18x49xf32>
+// IGEMM: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x81xf32>, tensor<64x2x3x3xf32>) outs(%{{.*}} : tensor<1x49x64xf32>)
 func.func @short_reduction_keeps_channels_as_rows(%x: tensor<1x2x7x7xf32>) -> tensor<1x64x7x7xf32> {
   %w = kiln.constant dense<1.0> : tensor<64x2x3x3xf32>
   %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<1x2x7x7xf32>, tensor<64x2x3x3xf32>) -> tensor<1x64x7x7xf32>

@@ -168,11 +168,21 @@ struct SplitGroupedConvsPass
   }
 
 private:
+  /// Whether `conv` is left to the matmul batched over its groups, as fast
+  /// as the split (see the pass description): one image, unit strides, at
+  /// most batchedGroupChannels input channels a group.
+  bool runsBatched(ConvOp conv) const {
+    auto filterType = cast<RankedTensorType>(conv.getFilter().getType());
+    return cast<RankedTensorType>(conv.getType()).getDimSize(0) == 1 &&
+           llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+           filterType.getDimSize(1) <= batchedGroupChannels;
+  }
+
   /// The filters of `conv` if it is split: grouped (at most maxGroups),
   /// more than one input channel a group (depthwise convolutions have
   /// kernels of their own), at least minGroupChannels output channels a
-  /// group, static f32 shapes and
-  /// constant filters (sliced here, so that each group's are packed at
+  /// group, not left to the batched matmul (runsBatched), static f32 shapes
+  /// and constant filters (sliced here, so that each group's are packed at
   /// compile time).
   std::optional<SmallVector<float>> splitFilters(ConvOp conv) const {
     auto type = cast<RankedTensorType>(conv.getType());
@@ -183,7 +193,7 @@ private:
         !inputType.hasStaticShape() || !filterType.hasStaticShape() ||
         !type.getElementType().isF32() || filterType.getDimSize(1) < 2 ||
         type.getDimSize(1) % groups ||
-        type.getDimSize(1) / groups < minGroupChannels)
+        type.getDimSize(1) / groups < minGroupChannels || runsBatched(conv))
       return std::nullopt;
     std::optional<SmallVector<float>> filters =
         constantFloats(conv.getFilter());

@@ -1,5 +1,6 @@
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs))' -split-input-file | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs{batched-group-channels=0}))' -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs{max-groups=1}))' -split-input-file | FileCheck %s --check-prefix=NOT-SPLIT
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(func.func(kiln-split-grouped-convs))' -split-input-file | FileCheck %s --check-prefix=DEFAULT
 
 // 2 groups of 2 input and 2 output channels: each group's convolution reads
 // its piece of the input with its 2 filters and 2 biases as constants, and
@@ -17,6 +18,11 @@
 // NOT-SPLIT-LABEL: func.func @two_groups
 // NOT-SPLIT-NOT: kiln.split
 // NOT-SPLIT: groups = 2
+// One image, unit strides and 2 channels a group (at most
+// batched-group-channels, 16): left to the matmul batched over the groups.
+// DEFAULT-LABEL: func.func @two_groups
+// DEFAULT-NOT: kiln.split
+// DEFAULT: groups = 2
 func.func @two_groups(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
   %w = kiln.constant dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]]]> : tensor<4x2x1x1xf32>
   %b = kiln.constant dense<[0.1, 0.2, 0.3, 0.4]> : tensor<4xf32>
@@ -28,6 +34,10 @@ func.func @two_groups(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
 
 // A batch, a 3x3 window with strides and pads, and a bias computed at run
 // time (sliced per group).
+// A batch (and strides) is split whatever its groups' channels.
+// DEFAULT-LABEL: func.func @batched
+// DEFAULT: kiln.split %arg0 axis = 1 sizes = [3, 3]
+// DEFAULT: kiln.concat
 // CHECK-LABEL: func.func @batched
 // CHECK: kiln.split %arg0 axis = 1 sizes = [3, 3] : tensor<2x6x9x9xf32> -> tensor<2x3x9x9xf32>, tensor<2x3x9x9xf32>
 // CHECK: %[[B0:.*]] = kiln.slice %arg1 starts = [0] ends = [4] steps = [1] : tensor<8xf32> -> tensor<4xf32>
@@ -92,4 +102,22 @@ func.func @shared_result(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tenso
   %y = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x5x5xf32>
   %r = kiln.relu %y : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
   return %y, %r : tensor<1x4x5x5xf32>, tensor<1x4x5x5xf32>
+}
+
+// -----
+
+// One image is split when its groups' convolutions take kernels the
+// batched matmul does not: a strided window, or more than
+// batched-group-channels input channels a group (Winograd, say).
+// DEFAULT-LABEL: func.func @one_image_split
+// DEFAULT: kiln.split %arg0 axis = 1 sizes = [2, 2]
+// DEFAULT: kiln.concat
+// DEFAULT: kiln.split %arg1 axis = 1 sizes = [17, 17]
+// DEFAULT: kiln.concat
+func.func @one_image_split(%x: tensor<1x4x8x8xf32>, %wide: tensor<1x34x5x5xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<4x2x3x3xf32>
+  %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %v = kiln.constant dense<1.0> : tensor<4x17x3x3xf32>
+  %1 = kiln.conv %wide, %v strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x34x5x5xf32>, tensor<4x17x3x3xf32>) -> tensor<1x4x5x5xf32>
+  return %0, %1 : tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>
 }

@@ -151,13 +151,19 @@ def KilnSplitGroupedConvs
     Winograd) instead of the generic loop nest grouped convolutions lower
     to: 3x3 256 -> 256 in 4 groups at 14x14, 6.9 -> 0.42 ms; ResNeXt's 3x3
     128 -> 128 in 32 groups (4 channels each) at 56x56, 2.15 -> 0.55 ms (1
-    thread). Each group is a kernel of its own, compiled apart (about 0.2 s
-    each), hence `max-groups`; one f32 image of a convolution of more
+    thread). Each group is a kernel of its own, compiled apart (0.2-0.8 s
+    each), hence `max-groups`. One f32 image of a convolution of more
     groups runs as one matmul batched over the groups
-    (convert-kiln-to-linalg with implicit-gemm-convs), about half as fast,
-    and a batch of one as a loop nest. Depthwise convolutions (one input
-    channel a group) are left alone. kiln-compile runs the pass for the CPU
-    target only.
+    (convert-kiln-to-linalg with implicit-gemm-convs: an implicit GEMM or
+    windowed rows, as a dense convolution would), and a batch of several as
+    a loop nest. That matmul runs as fast as the split where each group's
+    dense convolution would take the same form: unit strides and at most
+    `batched-group-channels` input channels a group (no Winograd), so one
+    image of such a convolution is not split (ResNeXt's 3x3 in 32 groups of
+    4, 8 and 16 channels at 56x56, 28x28, 14x14: 0.51 / 0.60 / 0.37 ms
+    batched, 0.57 / 0.84 / 0.39 split, which took 7-13 s to compile).
+    Depthwise convolutions (one input channel a group) are left alone.
+    kiln-compile runs the pass for the CPU target only.
   }];
   let options = [
     Option<"minGroupChannels", "min-group-channels", "int64_t",
@@ -165,6 +171,11 @@ def KilnSplitGroupedConvs
            "Fewest output channels a group of a split convolution has">,
     Option<"maxGroups", "max-groups", "int64_t", /*default=*/"32",
            "Most groups a split convolution has">,
+    Option<"batchedGroupChannels", "batched-group-channels", "int64_t",
+           /*default=*/"16",
+           "Most input channels a group of a convolution of one image with "
+           "unit strides has that is left to the matmul batched over the "
+           "groups (0: split all)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
