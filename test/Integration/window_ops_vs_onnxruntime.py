@@ -503,6 +503,17 @@ def grouped_batched_kernels():
     return case
 
 
+def grouped_parallel_images():
+    # 16 groups of 2 channels, one image: implicit GEMMs whose groups are
+    # laid out and run in parallel, each task writing its group's phase
+    # planes (3x3 / 2 at 34x34 -> 17x17), then its padded rows (3x3 / 1).
+    case = Case("grouped_parallel_images", 32, 34, batch=1)
+    case.conv(32, 3, stride=2, pad=1, group=16)
+    case.op("Relu", [case.value])
+    case.conv(32, 3, pad=1, group=16)
+    return case
+
+
 def runtime_filters():
     # Filters computed at run time (here: graph inputs) are not packed: an
     # implicit GEMM reads them in place as A, the [O, C * 9] matrix of the
@@ -539,7 +550,8 @@ CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,
          winograd_groups, grouped_split, grouped_batched,
-         grouped_batched_kernels, runtime_filters, pools]
+         grouped_batched_kernels, grouped_parallel_images, runtime_filters,
+         pools]
 
 
 def main():

@@ -1505,6 +1505,53 @@ func.func @implicit_gemm_per_image(%in: memref<2x2x16x16xf32>, %t: memref<2x4x28
 
 // -----
 
+#w = affine_map<(n, o, f, c, kh, kw) -> (n, o, c, kh, kw)>
+#x = affine_map<(n, o, f, c, kh, kw) -> (n, c, f + kh * 18 + kw)>
+#t = affine_map<(n, o, f, c, kh, kw) -> (n, o, f)>
+
+// 16 images of a few thousand multiply-adds each (a grouped convolution's
+// groups, each with its filters) run in parallel: the padding is written
+// once for all of them, then each task copies its image into the batch's
+// buffer and runs that image's tiles (their own loop, run in order within
+// the task), rather than one thread-pool dispatch per image. The layout is
+// WindowToLinalg's, [16, 2, 1, 1, 19, 18] with one phase plane, its
+// interior a view that drops the unit phase dims (the batch's kept): each
+// image's is the same view of its slice.
+// CHECK-LABEL: func.func @implicit_gemm_images_in_parallel
+// CHECK: %[[PADDED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x2x1x1x19x18xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[PADDED]] : memref<16x2x1x1x19x18xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: scf.parallel (%[[N:.*]]) = (%c0{{.*}}) to (%c16{{.*}})
+// CHECK: %[[X:.*]] = memref.subview %arg0[%[[N]], 0, 0, 0] [1, 2, 16, 16] [1, 1, 1, 1]
+// CHECK: %[[INTERIOR:.*]] = memref.subview %[[PADDED]][%[[N]], 0, 0, 0, 1, 1] [1, 2, 1, 1, 16, 16] [1, 1, 1, 1, 1, 1] : memref<16x2x1x1x19x18xf32> to memref<1x2x16x16xf32, strided<[684, 342, 18, 1], offset: ?>>
+// CHECK: memref.copy %[[X]], %[[INTERIOR]]
+// CHECK: scf.parallel
+// CHECK: vector.fma
+// CHECK: } {kiln.work = 331776 : i64}
+// EXPLAIN: remark: matmul: 4 x 18 x 288 (M x K x N, batch 16), implicit GEMM {{.*}} work item per image (the images in parallel, each task writing its images' operands)
+memref.global "private" constant @__constant_group_w : memref<16x4x2x3x3xf32> = dense<1.0>
+func.func @implicit_gemm_images_in_parallel(%in: memref<16x2x16x16xf32>, %t: memref<16x4x288xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_group_w : memref<16x4x2x3x3xf32>
+  %padded = memref.alloc() {alignment = 64 : i64} : memref<16x2x1x1x19x18xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<16x2x1x1x19x18xf32>)
+  %interior = memref.subview %padded[0, 0, 0, 0, 1, 1] [16, 2, 1, 1, 16, 16] [1, 1, 1, 1, 1, 1] : memref<16x2x1x1x19x18xf32> to memref<16x2x16x16xf32, strided<[684, 342, 18, 1], offset: 19>>
+  memref.copy %in, %interior : memref<16x2x16x16xf32> to memref<16x2x16x16xf32, strided<[684, 342, 18, 1], offset: 19>>
+  %x = memref.collapse_shape %padded [[0], [1], [2, 3, 4, 5]] : memref<16x2x1x1x19x18xf32> into memref<16x2x342xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<16x4x288xf32>)
+  linalg.generic {indexing_maps = [#w, #x, #t],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%w, %x : memref<16x4x2x3x3xf32>, memref<16x2x342xf32>) outs(%t : memref<16x4x288xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (k, n)>
 #out = affine_map<(m, n, k) -> (m, n)>

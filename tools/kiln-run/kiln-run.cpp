@@ -2,11 +2,15 @@
 //
 // kiln-run MODEL.so [--input NAME=FILE]... [--inputs-dir DIR] [--random]
 //          [--output-dir DIR] [--compare FILE,...|DIR] [--rtol R] [--atol A]
-//          [--bench N] [--profile] [--threads T]
+//          [--bench N] [--profile] [--threads T] [--runs N]
 //
 // Inputs come from .npy or ONNX TensorProto (.pb) files, from a directory of
 // input_N.pb files (ONNX test data), or are random. Uses only the kiln
-// runtime (kiln/runtime.h).
+// runtime (kiln/runtime.h). With --runs N the model runs N times on one
+// context, the outputs filled with 0xFF bytes (NaN) before each run, and
+// the last run's outputs are the ones written and compared: a kernel that
+// leaves part of an output unwritten, or reads what an earlier run left in
+// the arena, shows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,7 +43,7 @@ struct Options {
   bool random = false;
   /// Unset: the defaults of each output's dtype (compareTolerance).
   std::optional<double> rtol, atol;
-  int bench = 0, threads = 1;
+  int bench = 0, threads = 1, runs = 1;
   bool profile = false;
 };
 
@@ -48,7 +52,7 @@ int usage(const char *message) {
                "error: %s\nusage: kiln-run MODEL.so [--input NAME=FILE]... "
                "[--inputs-dir DIR] [--random] [--output-dir DIR] [--compare "
                "FILE,...|DIR] [--rtol R] [--atol A] [--bench N] "
-               "[--profile] [--threads T]\n",
+               "[--profile] [--threads T] [--runs N]\n",
                message);
   return 2;
 }
@@ -94,6 +98,12 @@ bool parseOptions(int argc, char **argv, Options &options, std::string &why) {
       options.atol = std::atof(v);
     } else if (const char *v = value("--bench")) {
       options.bench = std::atoi(v);
+    } else if (const char *v = value("--runs")) {
+      options.runs = std::atoi(v);
+      if (options.runs < 1) {
+        why = std::string("--runs expects a positive count, got '") + v + "'";
+        return false;
+      }
     } else if (arg == "--profile") {
       options.profile = true;
     } else if (const char *v = value("--threads")) {
@@ -427,9 +437,19 @@ int main(int argc, char **argv) {
     return kiln_run(context, inputViews.data(), inputViews.size(),
                     outputViews.data(), outputViews.size());
   };
+  auto checkedRuns = [&] {
+    for (int run = 0; run < options.runs; ++run) {
+      if (options.runs > 1)
+        for (HostTensor &t : outputs)
+          std::fill(t.bytes.begin(), t.bytes.end(), uint8_t(0xFF));
+      if (runOnce() != KILN_OK)
+        return false;
+    }
+    return true;
+  };
   if (kiln_context_create_with_threads(model, options.threads, &context) !=
           KILN_OK ||
-      runOnce() != KILN_OK) {
+      !checkedRuns()) {
     std::fprintf(stderr, "error: %s\n", kiln_last_error());
     status = 1;
   }

@@ -333,9 +333,11 @@ bool isConstantFilter(Value filter) { return bool(constantFilter(filter)); }
 /// or, when that fills the register tiles better and W is a constant
 /// (packed transposed at compile time), Y[n]^T = Col[n]^T @ W^T.
 /// A grouped convolution of one image (`groups` > 1) is the same matmul
-/// batched over the groups, whose channels are consecutive: Col as [groups,
-/// C / groups * K, P], W [O, C / groups, K...] as [groups, O / groups, C /
-/// groups * K] and the product [groups, O / groups, P] as Y's [O, P]. It
+/// batched over the groups, whose channels are consecutive: the input read
+/// as `groups` images of C / groups channels (their Col [groups, C / groups
+/// * K, P] made image by image, as a batch's is), W [O, C / groups, K...] as
+/// [groups, O / groups, C / groups * K] and the product [groups, O /
+/// groups, P] as Y's [O, P]. It
 /// had been one loop nest (convAsLoops), which packs and tiles nothing: 3x3
 /// 256 -> 256 in 4 groups at 14x14 ran 6.9 ms, 11x ONNX Runtime's time.
 Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
@@ -343,12 +345,16 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
                    ArrayRef<int64_t> dilations, bool pixelsAsRows,
                    int64_t groups = 1) {
   MLIRContext *context = b.getContext();
+  // The groups as images: each group's im2col matrix made on its own, which
+  // kiln-lower-matmul then does group by group (stagePerImage).
+  input.value = groupsAsBatchDim(b, loc, input.value, groups);
   auto inputType = cast<RankedTensorType>(input.value.getType());
   auto filterType = cast<RankedTensorType>(filter.getType());
   ArrayRef<int64_t> kernel = filterType.getShape().drop_front(2);
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
   size_t n = kernel.size();
-  int64_t batch = type.getDimSize(0), outChannels = type.getDimSize(1);
+  int64_t batch = type.getDimSize(0) * groups;
+  int64_t outChannels = type.getDimSize(1);
   int64_t channels = inputType.getDimSize(1);
   int64_t windowSize = 1, pixels = 1;
   for (int64_t k : kernel)
@@ -399,17 +405,14 @@ Value convAsMatmul(OpBuilder &b, Location loc, WindowInput input, Value filter,
       RankedTensorType::get({batch, channels * windowSize, pixels},
                             elementType),
       columns, colGroups);
-  int64_t reduction = channels / groups * windowSize;
-  Value weights = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({outChannels, reduction}, elementType),
-      filter, SmallVector<ReassociationIndices>{{0}, allDims(1, 2 + n)});
-  if (groups > 1) {
-    // The groups are the batch (one image): [g * r, P] -> [g, r, P].
-    columns = groupsAsBatchDim(b, loc, columns, groups);
-    weights = filtersPerGroup(b, loc, weights, groups);
-    batch = groups;
-    outChannels /= groups;
-  }
+  int64_t reduction = channels * windowSize;
+  Value weights = filtersPerGroup(
+      b, loc,
+      tensor::CollapseShapeOp::create(
+          b, loc, RankedTensorType::get({outChannels, reduction}, elementType),
+          filter, SmallVector<ReassociationIndices>{{0}, allDims(1, 2 + n)}),
+      groups);
+  outChannels /= groups;
 
   auto dim = [&](unsigned d) { return getAffineDimExpr(d, context); };
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
@@ -555,7 +558,8 @@ bool shiftedMatmulPays(ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
 /// buffer first writes it twice, on one thread (a stride-2 stem's 600 KB
 /// memset). A batch keeps one fill of all of it: kiln-lower-matmul then lays
 /// the images out one at a time into a buffer of one image, filled once per
-/// call (stagePerImage).
+/// call (stagePerImage), or, many small images (a grouped convolution's
+/// groups), in parallel into their slices of the batch's buffer.
 Value layOutPhasePlanes(OpBuilder &b, Location loc, Value input,
                         const ShiftedLayout &layout, ArrayRef<int64_t> pads) {
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -641,17 +645,17 @@ Value convAsShiftedMatmul(OpBuilder &b, Location loc, Value input, Value filter,
   ArrayRef<int64_t> outSpatial = type.getShape().drop_front(2);
   ShiftedLayout layout(kernel, strides, dilations, outSpatial,
                        inputType.getDimSize(3), pads[1]);
-  Value laidOut = layOutPhasePlanes(b, loc, input, layout, pads);
+  // The groups as images: each group's input laid out on its own, which
+  // kiln-lower-matmul then does one group at a time (stagePerImage).
+  Value laidOut = layOutPhasePlanes(
+      b, loc, groupsAsBatchDim(b, loc, input, groups), layout, pads);
   int64_t batch = type.getDimSize(0) * groups;
   int64_t outChannels = type.getDimSize(1) / groups;
   Type elementType = type.getElementType();
   Value zero = detail::scalarConstant(b, loc, elementType, 0);
-  Value rows = groupsAsBatchDim(
-      b, loc,
-      tensor::CollapseShapeOp::create(
-          b, loc, laidOut,
-          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}}),
-      groups);
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, laidOut,
+      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3, 4, 5}});
   // Loops: n (or the group), o, f, c, kh, kw.
   int64_t positions = outSpatial[0] * layout.pitch;
   auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };

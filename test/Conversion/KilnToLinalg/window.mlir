@@ -31,14 +31,19 @@
 // CHECK: tensor.expand_shape %arg2
 // CHECK: arith.addf
 // With implicit-gemm-convs (the CPU target), one image's grouped convolution
-// is the im2col matrix [36, 16] as [2 groups, 18, 16] times the filters
-// [4, 2, 3, 3] as [2 groups, 2, 18]: one matmul batched over the groups,
-// whose product [2, 2, 16] is the output's 4 channels.
+// is a matmul batched over the groups: the (phase-split) input read as 2
+// images of 2 channels, each one's im2col matrix [18, 16] made as a batch's
+// is ([2, 18, 16], which kiln-lower-matmul can make image by image), times
+// the filters [4, 2, 3, 3] as [2 groups, 2, 18]; the product [2, 2, 16] is
+// the output's 4 channels.
 // IGEMM-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // IGEMM-DAG: #[[GC:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 // IGEMM-DAG: #[[GO:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // IGEMM-LABEL: func.func @grouped_conv
-// IGEMM: %[[COLS:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 18, 16] : tensor<36x16xf32> into tensor<2x18x16xf32>
+// IGEMM: %[[CHANNELS:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3], [4]] : tensor<1x4x9x2x5xf32> into tensor<4x9x2x5xf32>
+// IGEMM: %[[GROUPS:.*]] = tensor.expand_shape %[[CHANNELS]] {{.*}} output_shape [2, 2, 9, 2, 5]
+// IGEMM: %[[COL:.*]] = linalg.generic {{.*}} ins(%[[GROUPS]] : tensor<2x2x9x2x5xf32>) outs(%{{.*}} : tensor<2x2x3x3x4x4xf32>)
+// IGEMM: %[[COLS:.*]] = tensor.collapse_shape %[[COL]] {{\[\[}}0], [1, 2, 3], [4, 5]] : tensor<2x2x3x3x4x4xf32> into tensor<2x18x16xf32>
 // IGEMM: %[[W:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [2, 2, 18] : tensor<4x18xf32> into tensor<2x2x18xf32>
 // IGEMM: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[GW]], #[[GC]], #[[GO]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[W]], %[[COLS]] : tensor<2x2x18xf32>, tensor<2x18x16xf32>)
 // IGEMM: tensor.collapse_shape %[[PRODUCT]] {{\[\[}}0, 1], [2]] : tensor<2x2x16xf32> into tensor<4x16xf32>
@@ -50,19 +55,22 @@ func.func @grouped_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: te
 // -----
 
 // A grouped convolution whose dense convolutions would be implicit GEMMs
-// (rows 16 wide) is one, batched over the groups: the laid-out input [1, 4,
-// 323] as [2 groups, 2 channels, 323], the filters [8, 2, 3, 3] as [2, 4,
-// 2, 3, 3] (read with the group), the product [2, 4, 272] the output's 8
-// channels of 16 rows of 17.
+// (rows 16 wide) is one, batched over the groups: the input [1, 4, 16, 16]
+// as 2 images of 2 channels, laid out like a batch (one fill of all of
+// it, which kiln-lower-matmul's per-image writes expect) into [2, 2, 323],
+// the filters [8, 2, 3, 3] as [2, 4, 2, 3, 3] (read with the group), the
+// product [2, 4, 272] the output's 8 channels of 16 rows of 17.
 // IGEMM-DAG: #[[GW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d3, d4, d5)>
 // IGEMM-DAG: #[[GX:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d2 + d4 * 17 + d5)>
 // IGEMM-DAG: #[[GO:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2)>
 // IGEMM-LABEL: func.func @grouped_implicit_gemm
-// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %{{.*}} into tensor<1x4x323xf32>
-// IGEMM: %[[CHANNELS:.*]] = tensor.collapse_shape %[[ROWS]] {{\[\[}}0, 1], [2]] : tensor<1x4x323xf32> into tensor<4x323xf32>
-// IGEMM: %[[GROUPS:.*]] = tensor.expand_shape %[[CHANNELS]] {{\[\[}}0, 1], [2]] output_shape [2, 2, 323]
+// IGEMM: %[[CHANNELS:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2], [3]] : tensor<1x4x16x16xf32> into tensor<4x16x16xf32>
+// IGEMM: %[[GROUPS:.*]] = tensor.expand_shape %[[CHANNELS]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, 16, 16]
+// IGEMM: linalg.fill {{.*}} -> tensor<2x2x1x1x19x17xf32>
+// IGEMM: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0, 1, 1] [2, 2, 1, 1, 16, 16]
+// IGEMM: %[[ROWS:.*]] = tensor.collapse_shape %{{.*}} into tensor<2x2x323xf32>
 // IGEMM: %[[W:.*]] = tensor.expand_shape %arg1 {{\[\[}}0, 1], [2], [3], [4]] output_shape [2, 4, 2, 3, 3]
-// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[GW]], #[[GX]], #[[GO]]], {{.*}} ins(%[[W]], %[[GROUPS]] : tensor<2x4x2x3x3xf32>, tensor<2x2x323xf32>) outs(%{{.*}} : tensor<2x4x272xf32>)
+// IGEMM: %[[T:.*]] = linalg.generic {indexing_maps = [#[[GW]], #[[GX]], #[[GO]]], {{.*}} ins(%[[W]], %[[ROWS]] : tensor<2x4x2x3x3xf32>, tensor<2x2x323xf32>) outs(%{{.*}} : tensor<2x4x272xf32>)
 // IGEMM: %[[Y:.*]] = tensor.collapse_shape %[[T]] {{\[\[}}0, 1], [2]] : tensor<2x4x272xf32> into tensor<8x272xf32>
 // IGEMM: %[[LINES:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2, 3]] output_shape [1, 8, 16, 17]
 // IGEMM: tensor.extract_slice %[[LINES]][0, 0, 0, 0] [1, 8, 16, 16] [1, 1, 1, 1]

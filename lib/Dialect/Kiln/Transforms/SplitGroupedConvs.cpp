@@ -35,6 +35,12 @@ using namespace kiln;
 
 namespace {
 
+/// The fewest groups of a strided convolution left batched: kiln-lower-matmul
+/// lays out and runs at least 16 small images (groups) in parallel
+/// (kMinParallelImages there); fewer, one at a time, each a thread-pool
+/// dispatch.
+constexpr int64_t kMinStridedGroups = 16;
+
 /// Constants of at most this many elements are kept as dense attributes
 /// (printed inline), larger ones as resource blobs, like the frontend's.
 constexpr size_t kInlineElements = 16;
@@ -169,13 +175,17 @@ struct SplitGroupedConvsPass
 
 private:
   /// Whether `conv` is left to the matmul batched over its groups, as fast
-  /// as the split (see the pass description): one image, unit strides, at
-  /// most batchedGroupChannels input channels a group.
+  /// as the split (see the pass description): one image, at most
+  /// batchedGroupChannels input channels a group, and unit strides or
+  /// enough groups that kiln-lower-matmul lays them out in parallel
+  /// (kMinStridedGroups; fewer are laid out one at a time).
   bool runsBatched(ConvOp conv) const {
     auto filterType = cast<RankedTensorType>(conv.getFilter().getType());
+    bool unitStrides =
+        llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; });
     return cast<RankedTensorType>(conv.getType()).getDimSize(0) == 1 &&
-           llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
-           filterType.getDimSize(1) <= batchedGroupChannels;
+           filterType.getDimSize(1) <= batchedGroupChannels &&
+           (unitStrides || int64_t(conv.getGroups()) >= kMinStridedGroups);
   }
 
   /// The filters of `conv` if it is split: grouped (at most maxGroups),

@@ -18,8 +18,8 @@
 // NOT-SPLIT-LABEL: func.func @two_groups
 // NOT-SPLIT-NOT: kiln.split
 // NOT-SPLIT: groups = 2
-// One image, unit strides and 2 channels a group (at most
-// batched-group-channels, 16): left to the matmul batched over the groups.
+// One image and 2 channels a group (at most batched-group-channels, 16):
+// left to the matmul batched over the groups.
 // DEFAULT-LABEL: func.func @two_groups
 // DEFAULT-NOT: kiln.split
 // DEFAULT: groups = 2
@@ -34,7 +34,7 @@ func.func @two_groups(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
 
 // A batch, a 3x3 window with strides and pads, and a bias computed at run
 // time (sliced per group).
-// A batch (and strides) is split whatever its groups' channels.
+// A batch is split whatever its groups' channels.
 // DEFAULT-LABEL: func.func @batched
 // DEFAULT: kiln.split %arg0 axis = 1 sizes = [3, 3]
 // DEFAULT: kiln.concat
@@ -107,17 +107,23 @@ func.func @shared_result(%x: tensor<1x4x5x5xf32>) -> (tensor<1x4x5x5xf32>, tenso
 // -----
 
 // One image is split when its groups' convolutions take kernels the
-// batched matmul does not: a strided window, or more than
-// batched-group-channels input channels a group (Winograd, say).
+// batched matmul does not: more than batched-group-channels input channels
+// a group (Winograd, say), or a strided window over fewer than 16 groups
+// (which kiln-lower-matmul would lay out one at a time). A strided window
+// over 16 small groups is left batched.
 // DEFAULT-LABEL: func.func @one_image_split
 // DEFAULT: kiln.split %arg0 axis = 1 sizes = [2, 2]
 // DEFAULT: kiln.concat
 // DEFAULT: kiln.split %arg1 axis = 1 sizes = [17, 17]
 // DEFAULT: kiln.concat
-func.func @one_image_split(%x: tensor<1x4x8x8xf32>, %wide: tensor<1x34x5x5xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>) {
+// DEFAULT: kiln.conv %arg2, %{{.*}} strides = [2, 2] {{.*}} groups = 16
+// DEFAULT-NOT: kiln.split
+func.func @one_image_split(%x: tensor<1x4x8x8xf32>, %wide: tensor<1x34x5x5xf32>, %many: tensor<1x32x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>, tensor<1x32x4x4xf32>) {
   %w = kiln.constant dense<1.0> : tensor<4x2x3x3xf32>
   %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
   %v = kiln.constant dense<1.0> : tensor<4x17x3x3xf32>
   %1 = kiln.conv %wide, %v strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 2 : (tensor<1x34x5x5xf32>, tensor<4x17x3x3xf32>) -> tensor<1x4x5x5xf32>
-  return %0, %1 : tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>
+  %u = kiln.constant dense<1.0> : tensor<32x2x3x3xf32>
+  %2 = kiln.conv %many, %u strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 16 : (tensor<1x32x8x8xf32>, tensor<32x2x3x3xf32>) -> tensor<1x32x4x4xf32>
+  return %0, %1, %2 : tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>, tensor<1x32x4x4xf32>
 }

@@ -156,12 +156,15 @@ def KilnSplitGroupedConvs
     groups runs as one matmul batched over the groups
     (convert-kiln-to-linalg with implicit-gemm-convs: an implicit GEMM or
     windowed rows, as a dense convolution would), and a batch of several as
-    a loop nest. That matmul runs as fast as the split where each group's
-    dense convolution would take the same form: unit strides and at most
-    `batched-group-channels` input channels a group (no Winograd), so one
-    image of such a convolution is not split (ResNeXt's 3x3 in 32 groups of
-    4, 8 and 16 channels at 56x56, 28x28, 14x14: 0.51 / 0.60 / 0.37 ms
-    batched, 0.57 / 0.84 / 0.39 split, which took 7-13 s to compile).
+    a loop nest. That matmul, its groups laid out and run in parallel, runs
+    as fast as the split where each group's dense convolution would take
+    the same form: at most `batched-group-channels` input channels a group
+    (no Winograd) and, for a strided window, at least 16 groups (run in
+    parallel), so one image of such a convolution is not split
+    (ResNeXt's 3x3 in 32 groups of 4, 8 and 16 channels at 56x56, 28x28,
+    14x14: 0.51 / 0.60 / 0.37 ms batched, 0.57 / 0.84 / 0.39 split, which
+    took 7-13 s to compile; its 3x3 / 2 at 56x56 and 28x28 on 2 threads
+    0.50 / 0.29 ms batched, 0.91 / 0.44 split, alike on 1).
     Depthwise convolutions (one input channel a group) are left alone.
     kiln-compile runs the pass for the CPU target only.
   }];
@@ -173,9 +176,9 @@ def KilnSplitGroupedConvs
            "Most groups a split convolution has">,
     Option<"batchedGroupChannels", "batched-group-channels", "int64_t",
            /*default=*/"16",
-           "Most input channels a group of a convolution of one image with "
-           "unit strides has that is left to the matmul batched over the "
-           "groups (0: split all)">,
+           "Most input channels a group of a convolution of one image has "
+           "that is left to the matmul batched over the groups (0: split "
+           "all)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
