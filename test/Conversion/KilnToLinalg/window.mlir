@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg="implicit-gemm-convs=true" | FileCheck %s --check-prefix=IGEMM
+// RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg="implicit-gemm-convs=true matmul-tile-rows=4 vector-lanes=8" | FileCheck %s --check-prefix=AVX2
 
 // A grouped convolution is one loop nest: a reduction over (c, kh, kw) for 2
 // groups of 2 channels; the window loops (kh, kw) innermost, for
@@ -439,4 +440,23 @@ func.func @strided_few_channels_keep_pitch(%x: tensor<2x3x33x33xf32>) -> tensor<
   %w = kiln.constant dense<1.0> : tensor<8x3x3x3xf32>
   %0 = kiln.conv %x, %w strides = [2, 2] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x3x33x33xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x16x16xf32>
   return %0 : tensor<2x8x16x16xf32>
+}
+
+// -----
+
+// The target's register tile decides the orientation: a 1x1 96 -> 576 at
+// 14x14 (MobileNetV2) pads 196 pixels as rows to 200 and 576 channels as
+// columns to 576 in AVX-512's 8 x 16 model, saving enough lanes over the
+// channels as rows (576 x 208) to pay for the transposed stores; AVX2's 4 x
+// 8 pads the pixels only to 196 / 200, and the channels stay the rows.
+// IGEMM-LABEL: func.func @tile_decides_orientation
+// IGEMM: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x196x576xf32>)
+// AVX2-LABEL: func.func @tile_decides_orientation
+// AVX2-NOT: tensor<1x196x576xf32>
+// AVX2: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x576x196xf32>)
+// AVX2-NOT: tensor<1x196x576xf32>
+func.func @tile_decides_orientation(%x: tensor<1x96x14x14xf32>) -> tensor<1x576x14x14xf32> {
+  %w = kiln.constant dense<1.0> : tensor<576x96x1x1xf32>
+  %0 = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<1x96x14x14xf32>, tensor<576x96x1x1xf32>) -> tensor<1x576x14x14xf32>
+  return %0 : tensor<1x576x14x14xf32>
 }
