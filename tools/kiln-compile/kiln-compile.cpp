@@ -498,8 +498,11 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                  << (emulateGPU ? "--emulate-gpu" : "--target=cuda") << "\n";
     return 1;
   }
-  // The target's register tile decides how convolutions are lowered.
-  kiln::cpu::CodegenOptions codegen = kiln::cpu::codegenOptionsFor(**machine);
+  // The target's choices (its register tile decides how convolutions are
+  // lowered), read once for both pipelines.
+  const kiln::cpu::CodegenOptions targetOptions =
+      kiln::cpu::codegenOptionsFor(**machine);
+  kiln::cpu::CodegenOptions codegen = targetOptions;
   codegen.kernelHooks = kernelHooks();
   codegen.tileRows = target == Target::CPU && !emulateGPU;
   codegen.foldTransposes = !codegen.tileRows;
@@ -525,8 +528,7 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     llvm::errs() << "error: --emit=ptx needs --target=cuda\n";
     return 1;
   } else {
-    kiln::cpu::CodegenOptions cpuOptions =
-        kiln::cpu::codegenOptionsFor(**machine);
+    kiln::cpu::CodegenOptions cpuOptions = targetOptions;
     cpuOptions.emulateGPU = emulateGPU;
     cpuOptions.explainMatmuls = explainMatmuls;
     cpuOptions.kernelHooks = codegen.kernelHooks;
