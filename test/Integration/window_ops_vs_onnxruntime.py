@@ -138,6 +138,20 @@ def pixels_as_rows():
     return case
 
 
+def windowed_rows_k_slices():
+    # Windowed rows whose panels outgrow the L2 budget (--l2-bytes) compute
+    # k in slices of whole channels: 3x3 203 -> 40 at 7x7 (AVX2: two panels,
+    # the second masked, 2 slices of 101 and 102 channels; AVX-512: one
+    # masked panel, 3 slices, the last of 69), the partial sums in the
+    # product's temporary, the last slice storing C^T with bias and ReLU; 2
+    # images.
+    case = Case("windowed_rows_k_slices", 203, 7)
+    case.flags = ["--winograd=false", "--l2-bytes=524288"]
+    case.conv(40, 3, pad=1)
+    case.op("Relu", [case.value])
+    return case
+
+
 def pixels_as_rows_ragged_panel():
     # 72 channels (two panels and a masked third) x 49 pixels, strided, 144
     # steps of reduction.
@@ -539,7 +553,7 @@ def pools():
     return case
 
 
-CASES = [pixels_as_rows, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
+CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pixels_as_rows_masked_tile,
          im2col_large_window, windowed_rows_strided,
          windowed_rows_single_image, unit_dims, one_pixel,
          windowed_rows_sliced_input, channels_as_rows,

@@ -4,6 +4,8 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
+// RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=524288" -split-input-file | FileCheck %s --check-prefix=WSLICE
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true l2-bytes=524288" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WSLICE-EXPLAIN
 // RUN: kiln-opt %s --kiln-lower-matmul="vectors=3" -split-input-file | FileCheck %s --check-prefix=WIDE
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6 k-unroll=4 l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=UNROLL
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
@@ -1799,10 +1801,11 @@ func.func @windowed_rows(%x: memref<2x49xf32>, %y: memref<20x9xf32>) {
 #swap = affine_map<(o, p) -> (p, o)>
 #id = affine_map<(o, p) -> (o, p)>
 
-// Windowed rows cannot cut k (20 channels x 9 taps) into slices: when A and
-// two panels of 3 vectors (4 x (9 + 96) x 180 = 75600 bytes) outgrow half
-// of the L2 budget (65536) and two of 2 vectors (52560) do not, the panel
-// narrows to 32 columns. With a 262144-byte budget it stays 48 wide.
+// Windowed rows whose k (20 channels x 9 taps) is too short for slices
+// (windowed-rows-k-slices below): when A and two panels of 3 vectors (4 x
+// (9 + 96) x 180 = 75600 bytes) outgrow half of the L2 budget (65536) and
+// two of 2 vectors (52560) do not, the panel narrows to 32 columns. With a
+// 262144-byte budget it stays 48 wide.
 // NARROW: remark: matmul: 9 x 180 x 40 (M x K x N), pixels as rows (A: each pixel's window in the padded input); tile 7 x 32 (2 x 16 lanes)
 // NOT-NARROW: remark: matmul: 9 x 180 x 40 (M x K x N), pixels as rows (A: each pixel's window in the padded input); tile 7 x 48 (3 x 16 lanes)
 memref.global "private" constant @__constant_wide_filters : memref<40x20x3x3xf32> = dense<1.0>
@@ -1814,6 +1817,56 @@ func.func @windowed_rows_narrow_panel(%x: memref<20x49xf32>, %y: memref<40x9xf32
   linalg.generic {indexing_maps = [#x, #w, #t],
                   iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %w : memref<20x49xf32>, memref<40x20x3x3xf32>) outs(%t : memref<9x40xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#swap, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%t : memref<9x40xf32>) outs(%y : memref<40x9xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#x = affine_map<(p, o, c, kh, kw) -> (c, (p floordiv 3) * 14 + (p mod 3) * 2 + kh * 7 + kw)>
+#w = affine_map<(p, o, c, kh, kw) -> (o, c, kh, kw)>
+#t = affine_map<(p, o, c, kh, kw) -> (p, o)>
+#swap = affine_map<(o, p) -> (p, o)>
+#id = affine_map<(o, p) -> (o, p)>
+
+// Windowed rows whose planes (128 x 49 floats) and two panels of B (2 x 32
+// x 1152 floats, 320 KB in all) outgrow half of the L2 budget (256 KB)
+// compute k in slices of whole channels, one parallel loop each: channels
+// 0-63, their sums stored into the product's temporary T (kept for them,
+// the ragged second panel masked), then 64-127 from T's sums, stored
+// transposed into Y. The default budget takes k whole.
+// WSLICE-LABEL: func.func @windowed_rows_k_slices
+// WSLICE: %[[T:.*]] = memref.alloc() : memref<9x40xf32>
+// WSLICE: scf.parallel
+// WSLICE: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
+// WSLICE: vector.store %{{.*}}, %[[T]][%{{.*}}, %{{.*}}] : memref<9x40xf32>, vector<16xf32>
+// WSLICE: vector.maskedstore %[[T]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<9x40xf32>
+// WSLICE: scf.parallel
+// WSLICE: vector.load %[[T]][%{{.*}}, %{{.*}}] : memref<9x40xf32>, vector<16xf32>
+// WSLICE: scf.for %{{.*}} = %c64{{.*}} to %c128{{.*}} step %c1{{.*}} iter_args
+// WSLICE: vector.shuffle
+// WSLICE-NOT: memref<9x40xf32>, vector<16xf32>
+// WSLICE: vector.store %{{.*}}, %arg1[%{{.*}}, %{{.*}}] : memref<40x9xf32>, vector<7xf32>
+// WSLICE-EXPLAIN: remark: matmul: 9 x 1152 x 40 (M x K x N), pixels as rows {{.*}}; k in 2 slices of 576
+// EXPLAIN: remark: matmul: 9 x 1152 x 40 (M x K x N), pixels as rows {{.*}}; 4 work items: 2 panels x 2 groups of up to 1 row tile, panel-major{{$}}
+memref.global "private" constant @__constant_long_filters : memref<40x128x3x3xf32> = dense<1.0>
+func.func @windowed_rows_k_slices(%x: memref<128x49xf32>, %y: memref<40x9xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_long_filters : memref<40x128x3x3xf32>
+  %t = memref.alloc() : memref<9x40xf32>
+  linalg.fill ins(%zero : f32) outs(%t : memref<9x40xf32>)
+  linalg.generic {indexing_maps = [#x, #w, #t],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<128x49xf32>, memref<40x128x3x3xf32>) outs(%t : memref<9x40xf32>) {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %p = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %p : f32
