@@ -140,15 +140,18 @@ def pixels_as_rows():
 
 def windowed_rows_k_slices():
     # Windowed rows whose panels outgrow the L2 budget (--l2-bytes) compute
-    # k in slices of whole channels: 3x3 203 -> 40 at 7x7 (AVX2: two panels,
-    # the second masked, 2 slices of 101 and 102 channels; AVX-512: one
-    # masked panel, 3 slices, the last of 69), the partial sums in the
-    # product's temporary, the last slice storing C^T with bias and ReLU; 2
-    # images.
+    # k in slices of whole channels: 3x3 203 -> 40 at 7x7 (AVX2: panels of
+    # 24 and 16 columns, 2 slices of 101 and 102 channels; AVX-512: panels
+    # of 32 and a masked 8, 3 slices, the last of 69), the partial sums in
+    # the product's temporary, the last slice storing C^T with bias and
+    # ReLU; both images' tiles in each slice's parallel loop. Then 3x3 203
+    # -> 40 over the unpadded input (25 pixels: a ragged row tile of 1).
     case = Case("windowed_rows_k_slices", 203, 7)
     case.flags = ["--winograd=false", "--l2-bytes=524288"]
     case.conv(40, 3, pad=1)
-    case.op("Relu", [case.value])
+    padded = case.op("Relu", [case.value])
+    unpadded = case.conv(40, 3, source="X")
+    case.op("Add", [unpadded, case.op("MaxPool", [padded], kernel_shape=[3, 3])])
     return case
 
 
