@@ -313,6 +313,19 @@ def pointwise_long_reductions_channels():
     return case
 
 
+def pointwise_panels_packed_by_items():
+    # Channels as rows with B (the input, its pixels as columns) packed per
+    # call on full-rate FMAs: each work item packs its panel of B into a
+    # stack slot of its own. 144 -> 96 at 30x30 (900 pixels: 56 panels of
+    # 16 and a ragged one of 4 on AVX2), bias and ReLU on the tile, 2 images
+    # in one parallel loop.
+    case = Case("pointwise_panels_packed_by_items", 144, 30)
+    case.flags = ["--long-reduction=128"]
+    case.conv(96, 1)
+    case.op("Relu", [case.value])
+    return case
+
+
 def relu6(case):
     if not any(i.name == "relu6_low" for i in case.initializers):
         case.constant("relu6_low", np.array(0.0))
@@ -562,7 +575,8 @@ CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pi
          windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise,
          pointwise_long_reductions, pointwise_long_reductions_batch,
-         pointwise_long_reductions_channels, depthwise_narrow,
+         pointwise_long_reductions_channels, pointwise_panels_packed_by_items,
+         depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,

@@ -18,6 +18,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true vectors=3 shape-tiles=false" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=WIDE-PANEL-OFF
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=6" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=AVX2-EXPLAIN
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true lanes=8 rows=6 long-reduction=128" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACK128
+// RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6 long-reduction=128" -split-input-file | FileCheck %s --check-prefix=ITEMPACK
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true half-rate-vectors=true long-reduction=128" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=HALF-EXPLAIN
 
 #lhs = affine_map<(m, n, k) -> (m, k)>
@@ -1343,12 +1344,13 @@ func.func @pointwise_at_7x7(%a: memref<1x160x49xf32>, %c: memref<1x49x16xf32>,
 #rhs = affine_map<(b, m, n, k) -> (b, k, n)>
 #out = affine_map<(b, m, n, k) -> (b, m, n)>
 
-// Over a batch, packing B per call takes a loop over the images (a
-// parallel loop each): attention's P V (12 heads of 128 x 128 x 64, 1M
-// multiply-adds each) reads B in place in one parallel loop; images of at
-// least kMinPackedImageWork (2M) multiply-adds pack it.
+// Over a batch, B is packed per call only for images of at least
+// kMinPackedImageWork (2M) multiply-adds: attention's P V (12 heads of 128
+// x 128 x 64, 1M each) reads B in place (packed into an arena buffer, it
+// took a loop over the images, a parallel loop each). Packed by the work
+// items, a panel each, the images' items are one parallel loop.
 // PACK128: remark: matmul: 128 x 128 x 64 (M x K x N, batch 12); {{.*}}; A read in place, B read in place; {{[0-9]+}} work items: 12 batches
-// PACK128: remark: matmul: 256 x 128 x 64 (M x K x N, batch 2); {{.*}}; A read in place, B packed per call; {{[0-9]+}} work items per image (a loop over the batch)
+// PACK128: remark: matmul: 256 x 128 x 64 (M x K x N, batch 2); {{.*}}; A read in place, B packed per call, each panel by its work item; 16 work items: 2 batches x 4 panels
 func.func @batched_long_reduction(%a: memref<12x128x128xf32>, %b: memref<12x128x64xf32>, %c: memref<12x128x64xf32>,
                                   %a2: memref<2x256x128xf32>, %b2: memref<2x128x64xf32>, %c2: memref<2x256x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
@@ -1362,6 +1364,51 @@ func.func @batched_long_reduction(%a: memref<12x128x128xf32>, %b: memref<12x128x
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a2, %b2 : memref<2x256x128xf32>, memref<2x128x64xf32>) outs(%c2 : memref<2x256x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(b, m, n, k) -> (m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// B packed per call (a 1x1 convolution's input, its pixels as columns) is
+// packed by the work items, each its panel into a [1, K, NR] buffer of its
+// own (a stack slot after kiln-plan-memory), which its row tiles then read:
+// 160 x 200 in 13 panels of 16 columns, the last one's second vector
+// zeros. A panel of more than kMaxPanelSlotBytes (2048 x 16 floats) is
+// packed into an arena buffer first, by its own parallel loop.
+// ITEMPACK-LABEL: func.func @packs_panels_in_items
+// ITEMPACK: scf.parallel
+// ITEMPACK: %[[SLOT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x160x16xf32>
+// ITEMPACK: scf.for %[[K:.*]] = %c0{{.*}} to %c160
+// ITEMPACK: vector.store %{{.*}}, %[[SLOT]][%c0{{.*}}, %[[K]], %c0{{.*}}] : memref<1x160x16xf32>, vector<8xf32>
+// ITEMPACK: vector.store %{{.*}}, %[[SLOT]][%c0{{.*}}, %[[K]], %c8{{.*}}] : memref<1x160x16xf32>, vector<8xf32>
+// ITEMPACK: vector.load %[[SLOT]][%c0{{.*}}, %{{.*}}, %c0{{.*}}] : memref<1x160x16xf32>, vector<8xf32>
+// ITEMPACK: %[[RAGGED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x160x16xf32>
+// ITEMPACK: vector.store %{{.*}}, %[[RAGGED]][%c0{{.*}}, %{{.*}}, %c8{{.*}}] : memref<1x160x16xf32>, vector<8xf32>
+// ITEMPACK: memref.alloc() {alignment = 64 : i64} : memref<13x2048x16xf32>
+// PACK128: remark: matmul: 96 x 160 x 200 (M x K x N); {{.*}}; A read in place, B packed per call, each panel by its work item; 26 work items: 13 panels x 2 groups of up to 8 row tiles
+// PACK128: remark: matmul: 96 x 2048 x 200 (M x K x N); {{.*}}; A packed per call, B packed per call; 52 work items
+func.func @packs_panels_in_items(%a: memref<96x160xf32>, %b: memref<1x160x200xf32>, %c: memref<1x96x200xf32>,
+                                 %b2: memref<1x2048x200xf32>, %a2: memref<96x2048xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<96x160xf32>, memref<1x160x200xf32>) outs(%c : memref<1x96x200xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a2, %b2 : memref<96x2048xf32>, memref<1x2048x200xf32>) outs(%c : memref<1x96x200xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
