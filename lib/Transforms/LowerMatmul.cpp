@@ -82,9 +82,12 @@ constexpr int64_t kMinWorkItems = 16;
 constexpr int64_t kEvenItemsBelow = 64;
 
 /// The largest panel of B a work item packs into a stack slot of its own
-/// (packsPanelsInItems), and the fewest rows of C its tiles must then have
-/// (groups of fewer rows would each pack the panel again).
-constexpr int64_t kMaxPanelSlotBytes = 64 * 1024;
+/// (packsPanelsInItems: about an L1, and the most a task function's frame
+/// adds to the stack of the thread that calls kiln_run, which runs a share
+/// of each parallel loop), and the fewest rows of C the item's tiles must
+/// have (fewer would read the panel too few times to pay for the copy, and
+/// groups of them would each copy it again).
+constexpr int64_t kMaxPanelSlotBytes = 32 * 1024;
 constexpr int64_t kMinRowsPerPackedPanel = 32;
 
 /// Bytes of packed A one block of rows may take (stays in L2).
@@ -659,7 +662,8 @@ public:
                                   /*kMajor=*/!shape.rhsTransposed, rhsMatrices);
     if (!shape.tapOffsets.empty())
       tapRowTable = createTapRowTable();
-    packsBPerItem = packBPerCall && packsPanelsInItems();
+    packsBPerItem =
+        packBPerCall && packsPanelsInItems(packedA && !lhsData.has_value());
     if (packBPerCall && !packsBPerItem) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
@@ -1757,14 +1761,26 @@ private:
   /// Zen 3, paired runs: 1x1 256 -> 128 at 56x56 10-11% faster (1 and 2
   /// threads), 128 -> 256 12% / 8%; Winograd's 16 matmuls of 128 x 128 x
   /// 196 1% slower on 1 thread, 27% faster on 2 (one loop, not 16).
-  bool packsPanelsInItems() const {
+  /// At least 2 items (one panel is packed once either way), so that the
+  /// loop has the work to be a task function's (the slot on a worker's
+  /// stack, or for the caller's share one frame at a time).
+  bool packsPanelsInItems(bool packsAPerCall) const {
     if ((shape.batch != 1 && !shape.rhsBatched) ||
         4 * shape.k * nr > kMaxPanelSlotBytes)
       return false;
-    ItemPlan plan = planItems(shape.batch, shape.k);
-    if (plan.alongRows || reductionSliceSteps(plan) != shape.k)
+    // The batches emitTiles takes at once: all of them, unless other
+    // per-image copies make the batch a loop.
+    bool imageLoop = packsAPerCall || llvm::any_of(staged, [](auto &operand) {
+                       return operand.has_value();
+                     });
+    int64_t batches = imageLoop ? 1 : shape.batch;
+    ItemPlan plan = planItems(batches, shape.k);
+    if (plan.alongRows || reductionSliceSteps(plan) != shape.k ||
+        plan.fixedUnits * batches < 2)
       return false;
-    return plan.groups == 1 || plan.perItem * mr >= kMinRowsPerPackedPanel;
+    int64_t itemRows =
+        plan.groups == 1 ? shape.m : std::min(shape.m, plan.perItem * mr);
+    return itemRows >= kMinRowsPerPackedPanel;
   }
 
   Value zeroVector(int64_t size) {
@@ -2087,6 +2103,13 @@ private:
       else
         emitTile(sweptUnit, sweptSize, fixedUnit, fixedSize, batch, rowBase);
     };
+    // The item's panel of B, packed by the item (packsPanelsInItems): one
+    // slot, whether the panel is full or ragged.
+    Value panelSlot;
+    if (packsBPerItem)
+      panelSlot = memref::AllocOp::create(
+          b, loc, MemRefType::get({1, shape.k, nr}, f32),
+          b.getI64IntegerAttr(64));
     auto sweep = [&](int64_t fixedSize) {
       int64_t sweptSize = alongRows ? nr : mr;
       // Tiles of a full panel of compile-time packed B stream the next
@@ -2097,17 +2120,15 @@ private:
                      fixedSize == nr && plan.sweptFull > 1 && nPanels > 1;
       int64_t sharers = plan.sweptFirst ? std::min(plan.perItem, plan.sweptFull)
                                         : plan.sweptFull;
-      llvm::scope_exit dropSlot([&] {
-        if (packsBPerItem)
-          packedB = Value();
-      });
-      if (packsBPerItem) {
-        auto slotType = MemRefType::get({1, shape.k, nr}, f32);
-        packedB =
-            memref::AllocOp::create(b, loc, slotType, b.getI64IntegerAttr(64));
+      if (panelSlot) {
+        packedB = panelSlot;
         packBPanel(operandBase(1, batch, shape.k), fixed, fixedSize, packedB,
                    index(0));
       }
+      llvm::scope_exit dropSlot([&] {
+        if (panelSlot)
+          packedB = Value();
+      });
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
           nextPanelShare = NextPanelShare{
