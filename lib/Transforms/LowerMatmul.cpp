@@ -1792,14 +1792,23 @@ private:
   /// of `size` (masked, zeros past `count`, when count < size).
   Value loadMasked(Value buffer, ArrayRef<Value> at, int64_t count,
                    int64_t size) {
-    auto type = VectorType::get({size}, f32);
     if (count >= size)
-      return vector::LoadOp::create(b, loc, type, buffer, at);
+      return loadVector(buffer, at, size, Value(), Value());
     Value mask = vector::ConstantMaskOp::create(
         b, loc, VectorType::get({size}, b.getI1Type()),
         ArrayRef<int64_t>{count});
+    return loadVector(buffer, at, size, mask, zeroVector(size));
+  }
+
+  /// `size` floats of `buffer` from `at` along its last dim: with `mask`,
+  /// the masked-off lanes from `passThru`.
+  Value loadVector(Value buffer, ArrayRef<Value> at, int64_t size, Value mask,
+                   Value passThru) {
+    auto type = VectorType::get({size}, f32);
+    if (!mask)
+      return vector::LoadOp::create(b, loc, type, buffer, at);
     return vector::MaskedLoadOp::create(b, loc, type, buffer, at, mask,
-                                        zeroVector(size));
+                                        passThru);
   }
 
   /// Stores the first `count` lanes of `values` at `at` (all: unmasked).
@@ -2195,13 +2204,8 @@ private:
           continue;
         }
         SmallVector<Value, 2> at{add(row0, r), column(j)};
-        Value sums = sumsBuffer();
-        init.push_back(
-            partial(j) ? vector::MaskedLoadOp::create(b, loc, vectorType, sums,
-                                                      at, mask, zero)
-                             .getResult()
-                       : vector::LoadOp::create(b, loc, vectorType, sums, at)
-                             .getResult());
+        init.push_back(loadVector(sumsBuffer(), at, lanes,
+                                  partial(j) ? mask : Value(), zero));
       }
 
     bool prefetchesRows = !packedA && !shape.windowedRows() &&
@@ -2240,11 +2244,7 @@ private:
         if (!shift)
           prefetchAhead(row, column(j));
         bVectors.push_back(
-            partial(j) ? vector::MaskedLoadOp::create(b, loc, vectorType, rhs,
-                                                      at, mask, zero)
-                             .getResult()
-                       : vector::LoadOp::create(b, loc, vectorType, rhs, at)
-                             .getResult());
+            loadVector(rhs, at, lanes, partial(j) ? mask : Value(), zero));
       }
       SmallVector<Value> next;
       if (prefetchesRows)
