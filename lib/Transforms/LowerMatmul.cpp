@@ -1757,13 +1757,13 @@ private:
   /// of its own, per image over a batch), from where the tiles read it
   /// back from L3 or memory. Where each item covers one panel (a single
   /// image, or each image's items in one loop) and at least
-  /// kMinRowsPerPackedPanel rows, and the panel fits kMaxPanelSlotBytes.
-  /// Zen 3, paired runs: 1x1 256 -> 128 at 56x56 10-11% faster (1 and 2
-  /// threads), 128 -> 256 12% / 8%; Winograd's 16 matmuls of 128 x 128 x
-  /// 196 1% slower on 1 thread, 27% faster on 2 (one loop, not 16).
-  /// At least 2 items (one panel is packed once either way), so that the
-  /// loop has the work to be a task function's (the slot on a worker's
-  /// stack, or for the caller's share one frame at a time).
+  /// kMinRowsPerPackedPanel rows, the panel fits kMaxPanelSlotBytes, and
+  /// there are at least 2 items (one panel is packed once either way), so
+  /// that the loop has the work to be a task function's (the slot on a
+  /// worker's stack, or for the caller's share one frame at a time). Zen 3,
+  /// paired runs: 1x1 256 -> 128 at 56x56 10-11% faster (1 and 2 threads),
+  /// 128 -> 256 12% / 8%; Winograd's 16 matmuls of 128 x 128 x 196 1%
+  /// slower on 1 thread, 25-27% faster on 2 (one loop, not 16).
   bool packsPanelsInItems(bool packsAPerCall) const {
     if ((shape.batch != 1 && !shape.rhsBatched) ||
         4 * shape.k * nr > kMaxPanelSlotBytes)
