@@ -112,8 +112,9 @@ constexpr int64_t kSweptSliceSteps = 768;
 constexpr int64_t kL1WaysForStreams = 4;
 constexpr int64_t kNarrowL1Ways = 8;
 
-/// Over a batch, an operand read one row per step is packed per call only
-/// for images of at least this many multiply-adds (stepsOutrunRows).
+/// Over a batch, an operand read one row per step is packed per call in a
+/// loop over the images only for images of at least this many multiply-adds
+/// (imagesPayForPackLoop).
 constexpr int64_t kMinPackedImageWork = int64_t(1) << 21;
 
 /// A batch of at least kMinParallelImages images of at most
@@ -618,13 +619,19 @@ public:
     // (An implicit GEMM's B rows overlap: always read in place.)
     bool packAPerCall =
         !lhsData && !shape.windowedRows() &&
-        (shape.lhsTransposed ? (needsPacking(shape.m) || stepsOutrunRows())
+        (shape.lhsTransposed ? (needsPacking(shape.m) ||
+                                (stepsOutrunRows() && imagesPayForPackLoop()))
                              : tileRowsCollide(shape.k));
     bool packBPerCall = !rhsData &&
                         (needsPacking(shape.n) || stepsOutrunRows()) &&
                         shape.tapOffsets.empty();
+    // Packed for its long steps alone, the B of a batch of small images is
+    // packed only by the work items of one loop over all of them (decided
+    // below, once the operands staged per image are known).
+    bool packBOnlyInItems =
+        packBPerCall && !needsPacking(shape.n) && !imagesPayForPackLoop();
     parallelImages = imagesPayInParallel() && !packAPerCall &&
-                     !(packBPerCall && shape.rhsBatched);
+                     !(packBPerCall && shape.rhsBatched && !packBOnlyInItems);
     transposeCopy = findTransposingCopy();
     // C, or with a transposing copy after it, C^T: [batch * rows, cols].
     Operation *producer = transposeCopy ? transposeCopy : op;
@@ -662,8 +669,13 @@ public:
                                   /*kMajor=*/!shape.rhsTransposed, rhsMatrices);
     if (!shape.tapOffsets.empty())
       tapRowTable = createTapRowTable();
-    packsBPerItem =
-        packBPerCall && packsPanelsInItems(packedA && !lhsData.has_value());
+    bool packsAPerCall = packedA && !lhsData;
+    packsBPerItem = packBPerCall && packsPanelsInItems(packsAPerCall);
+    if (packBOnlyInItems &&
+        (!packsBPerItem || copiesOperandsPerImage(packsAPerCall))) {
+      packBPerCall = false;
+      packsBPerItem = false;
+    }
     if (packBPerCall && !packsBPerItem) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
@@ -672,11 +684,8 @@ public:
     // Without per-batch copies, the batch's tiles are one parallel loop (a
     // Winograd convolution's 16 matmuls of 50 us each: one thread-pool
     // dispatch and one wait, not 16).
-    bool copiesPerBatch =
-        llvm::any_of(staged,
-                     [](auto &operand) { return operand.has_value(); }) ||
-        (packedA && !lhsData) ||
-        (packBPerCall && shape.rhsBatched && !packsBPerItem);
+    bool copiesPerBatch = copiesOperandsPerImage(packsAPerCall) ||
+                          (packBPerCall && shape.rhsBatched && !packsBPerItem);
     if (shape.batch > 1 && !copiesPerBatch) {
       emitTiles(Value(), shape.batch);
       explainPlan();
@@ -1347,16 +1356,33 @@ private:
   /// matrix as a transposed A): 3.6 -> 2.45 ms with it packed, 3x3 256 ->
   /// 256 at 14x14 (K = 2304) 2.4-2.7 -> 2.4; on Emerald Rapids the 7x7
   /// layer runs 2.54 -> 1.65 ms (1 thread); AVX-512 on Zen 4 gains nothing.
-  /// Over a batch, an operand packed per call takes a loop over it (each
-  /// image's tiles a parallel loop, a dispatch and a wait each), which a
-  /// small image does not pay for: on Zen 3 (long-reduction 128),
-  /// attention's P V (12 heads of 128 x 128 x 64) ran 1-3% slower on 2
-  /// threads; MobileNetV2 and the ResNet-style CNN at batch 8 (and the
-  /// latter's Winograd matmuls, 16 of 128 x 128 x 196) ran 3-5% faster.
+  /// Over a batch of small images, see imagesPayForPackLoop.
   bool stepsOutrunRows() const {
-    bool imagesPayForLoop =
-        shape.batch == 1 || shape.m * shape.n * shape.k >= kMinPackedImageWork;
-    return !halfRateVectors && shape.k >= longReduction && imagesPayForLoop;
+    return !halfRateVectors && shape.k >= longReduction;
+  }
+
+  /// Whether a batch's images are large enough for a loop over them that
+  /// packs an operand per image (each image's tiles a parallel loop, a
+  /// dispatch and a wait each) where the operand is packed only because its
+  /// steps outrun the rows (stepsOutrunRows); a B whose work items pack it
+  /// needs no such loop (packsPanelsInItems). On Zen 3 (long-reduction
+  /// 128), MobileNetV2 and the ResNet-style CNN at batch 8 (and the
+  /// latter's Winograd matmuls, 16 of 128 x 128 x 196) ran 3-5% faster
+  /// packed per image; attention's P V (12 heads of 128 x 128 x 64) 1-3%
+  /// slower on 2 threads packed in a loop per head, 9% (1 thread) and 19%
+  /// (2) faster with its panels packed by the items of one loop over all
+  /// heads, paired runs.
+  bool imagesPayForPackLoop() const {
+    return shape.batch == 1 ||
+           shape.m * shape.n * shape.k >= kMinPackedImageWork;
+  }
+
+  /// Whether the batch runs one image at a time for copies made per image:
+  /// operands staged per image (stagePerImage) or A packed per call.
+  bool copiesOperandsPerImage(bool packsAPerCall) const {
+    return packsAPerCall || llvm::any_of(staged, [](auto &operand) {
+             return operand.has_value();
+           });
   }
 
   Value index(int64_t value) {
@@ -1770,10 +1796,7 @@ private:
       return false;
     // The batches emitTiles takes at once: all of them, unless other
     // per-image copies make the batch a loop.
-    bool imageLoop = packsAPerCall || llvm::any_of(staged, [](auto &operand) {
-                       return operand.has_value();
-                     });
-    int64_t batches = imageLoop ? 1 : shape.batch;
+    int64_t batches = copiesOperandsPerImage(packsAPerCall) ? 1 : shape.batch;
     ItemPlan plan = planItems(batches, shape.k);
     if (plan.alongRows || reductionSliceSteps(plan) != shape.k ||
         plan.fixedUnits * batches < 2)

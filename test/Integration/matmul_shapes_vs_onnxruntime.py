@@ -115,6 +115,11 @@ CASES = [
     # Enough work for the tile loop to be split across the thread pool.
     ("threaded", [100, 256], [256, 200], True, False),
     ("threaded_runtime_b", [2, 40, 256], [2, 256, 72], False, False),
+    # Attention's P V over small heads (fewer than 2M multiply-adds each) with
+    # a long k (>= 128: packed on full-rate FMAs): B's panels packed by the
+    # work items of one loop over the 6 heads, a ragged panel (20 columns)
+    # and a ragged row tile (70 rows).
+    ("attention_items_pack_b", [2, 3, 70, 130], [2, 3, 130, 20], False, False),
     # A short reduction (K <= 64): work items sweep a row tile along 16
     # panels; 35 panels make 3 groups, the last with the ragged panel, and
     # 21 rows a ragged tile; with a fused epilogue, on the thread pool.
