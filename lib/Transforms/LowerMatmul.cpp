@@ -85,8 +85,8 @@ constexpr int64_t kEvenItemsBelow = 64;
 /// (packsPanelsInItems: about an L1, and the most a task function's frame
 /// adds to the stack of the thread that calls kiln_run, which runs a share
 /// of each parallel loop), and the fewest rows of C the item's tiles must
-/// have (fewer would read the panel too few times to pay for the copy, and
-/// groups of them would each copy it again).
+/// have where the panel's rows are split in groups, each of which copies it
+/// again (fewer would read each copy too few times to pay for it).
 constexpr int64_t kMaxPanelSlotBytes = 32 * 1024;
 constexpr int64_t kMinRowsPerPackedPanel = 32;
 
@@ -1782,14 +1782,19 @@ private:
   /// all of B being packed into an arena buffer first (by a parallel loop
   /// of its own, per image over a batch), from where the tiles read it
   /// back from L3 or memory. Where each item covers one panel (a single
-  /// image, or each image's items in one loop) and at least
-  /// kMinRowsPerPackedPanel rows, the panel fits kMaxPanelSlotBytes, and
-  /// there are at least 2 items (one panel is packed once either way), so
-  /// that the loop has the work to be a task function's (the slot on a
-  /// worker's stack, or for the caller's share one frame at a time). Zen 3,
-  /// paired runs: 1x1 256 -> 128 at 56x56 10-11% faster (1 and 2 threads),
-  /// 128 -> 256 12% / 8%; Winograd's 16 matmuls of 128 x 128 x 196 1%
-  /// slower on 1 thread, 25-27% faster on 2 (one loop, not 16).
+  /// image, or each image's items in one loop) and either all of its rows
+  /// or, split in groups that each copy it, at least kMinRowsPerPackedPanel
+  /// rows, the panel fits kMaxPanelSlotBytes, and there are at least 2
+  /// items (one panel is packed once either way), so that the loop has the
+  /// work to be a task function's (the slot on a worker's stack, or for the
+  /// caller's share one frame at a time). Items that pack their panels are
+  /// not split in two groups for an even count (planItems): 49 panels of a
+  /// 1x1 144 -> 32 at 28x28 split in groups of 18 rows copied each panel
+  /// twice. Zen 3, paired runs: 1x1 256 -> 128 at 56x56 10-11% faster (1
+  /// and 2 threads), 128 -> 256 12% / 8%; Winograd's 16 matmuls of 128 x
+  /// 128 x 196 1% slower on 1 thread, 25-27% faster on 2 (one loop, not
+  /// 16); MobileNetV2's 1x1s at 28x28 and 56x56 (24 or 32 rows) 9-12%
+  /// faster on 1 thread, 14-22% on 2, and a 12-row one 14% / 28%.
   bool packsPanelsInItems(bool packsAPerCall) const {
     if ((shape.batch != 1 && !shape.rhsBatched) ||
         4 * shape.k * nr > kMaxPanelSlotBytes)
@@ -1797,13 +1802,12 @@ private:
     // The batches emitTiles takes at once: all of them, unless other
     // per-image copies make the batch a loop.
     int64_t batches = copiesOperandsPerImage(packsAPerCall) ? 1 : shape.batch;
-    ItemPlan plan = planItems(batches, shape.k);
+    ItemPlan plan = planItems(batches, shape.k, /*itemsPackPanels=*/true);
     if (plan.alongRows || reductionSliceSteps(plan) != shape.k ||
         plan.fixedUnits * batches < 2)
       return false;
-    int64_t itemRows =
-        plan.groups == 1 ? shape.m : std::min(shape.m, plan.perItem * mr);
-    return itemRows >= kMinRowsPerPackedPanel;
+    return plan.groups == 1 ||
+           std::min(shape.m, plan.perItem * mr) >= kMinRowsPerPackedPanel;
   }
 
   Value zeroVector(int64_t size) {
@@ -1919,11 +1923,11 @@ private:
   /// the items are numbered the other way round: a thread's share of them
   /// is then a range of the other operand, read once.
   void emitTiles(Value batch, int64_t batches = 1) {
-    ItemPlan plan = planItems(batches, shape.k);
+    ItemPlan plan = planItems(batches, shape.k, packsBPerItem);
     // The last slice also takes the remainder.
     int64_t sliceSteps = reductionSliceSteps(plan);
     if (sliceSteps < shape.k && plan.sweptFirst)
-      plan = planItems(batches, sliceSteps);
+      plan = planItems(batches, sliceSteps, packsBPerItem);
     explained = ExplainedPlan{plan, batches, sliceSteps};
     int64_t slices = shape.k / sliceSteps;
     if (transposeCopy && slices > 1 && !partialSums)
@@ -1953,8 +1957,10 @@ private:
     int64_t batches, sliceSteps;
   };
 
-  /// `blockSteps`: the steps of k a block of row tiles holds (a slice's).
-  ItemPlan planItems(int64_t batches, int64_t blockSteps) const {
+  /// `blockSteps`: the steps of k a block of row tiles holds (a slice's);
+  /// `itemsPackPanels`: each item packs its panel of B (packsBPerItem).
+  ItemPlan planItems(int64_t batches, int64_t blockSteps,
+                     bool itemsPackPanels) const {
     ItemPlan plan;
     plan.alongRows = shape.k <= kShortReduction;
     bool alongRows = plan.alongRows;
@@ -1977,7 +1983,8 @@ private:
     if (!alongRows) {
       int64_t fixedItems = plan.fixedUnits * batches;
       int64_t groupsWanted = llvm::divideCeil(kMinWorkItems, fixedItems);
-      if (groupsWanted == 1 && fixedItems % 2 && fixedItems < kEvenItemsBelow)
+      if (groupsWanted == 1 && fixedItems % 2 && fixedItems < kEvenItemsBelow &&
+          !itemsPackPanels)
         groupsWanted = 2;
       perItem = std::min(perItem,
                          std::max<int64_t>(1, llvm::divideCeil(plan.sweptUnits,
@@ -2038,8 +2045,7 @@ private:
   /// 256 -> 512 / 2 batched over 8 images, 2 slices) within 1%.
   int64_t windowedSliceSteps(const ItemPlan &plan) const {
     int64_t taps = shape.tapOffsets.size();
-    if (plan.alongRows || plan.sweptFirst || taps == 0 ||
-        shape.k != shape.channels * taps)
+    if (plan.alongRows || plan.sweptFirst || taps == 0)
       return shape.k;
     int64_t planeBytes = 4 * shape.channels * shape.channelLength;
     int64_t workingSet = planeBytes + 4 * 2 * nr * shape.k;

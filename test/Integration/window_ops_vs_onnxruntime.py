@@ -326,6 +326,17 @@ def pointwise_panels_packed_by_items():
     return case
 
 
+def pointwise_few_rows_packed_by_items():
+    # As above with 10 output channels: each item covers all rows (a full
+    # tile and a ragged one of 4) of one of 57 panels, an odd count not split
+    # in two groups, and packs its panel whatever the rows.
+    case = Case("pointwise_few_rows_packed_by_items", 144, 30)
+    case.flags = ["--long-reduction=128"]
+    case.conv(10, 1)
+    case.op("Relu", [case.value])
+    return case
+
+
 def relu6(case):
     if not any(i.name == "relu6_low" for i in case.initializers):
         case.constant("relu6_low", np.array(0.0))
@@ -576,6 +587,7 @@ CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pi
          strided_windows, average_pool, dilated_and_pointwise,
          pointwise_long_reductions, pointwise_long_reductions_batch,
          pointwise_long_reductions_channels, pointwise_panels_packed_by_items,
+         pointwise_few_rows_packed_by_items,
          depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
