@@ -670,12 +670,10 @@ public:
     if (!shape.tapOffsets.empty())
       tapRowTable = createTapRowTable();
     bool packsAPerCall = packedA && !lhsData;
-    packsBPerItem = packBPerCall && packsPanelsInItems(packsAPerCall);
-    if (packBOnlyInItems &&
-        (!packsBPerItem || copiesOperandsPerImage(packsAPerCall))) {
+    packsBPerItem =
+        packBPerCall && packsPanelsInItems(packsAPerCall, packBOnlyInItems);
+    if (packBOnlyInItems && !packsBPerItem)
       packBPerCall = false;
-      packsBPerItem = false;
-    }
     if (packBPerCall && !packsBPerItem) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
@@ -1795,9 +1793,15 @@ private:
   /// 128 x 196 1% slower on 1 thread, 25-27% faster on 2 (one loop, not
   /// 16); MobileNetV2's 1x1s at 28x28 and 56x56 (24 or 32 rows) 9-12%
   /// faster on 1 thread, 14-22% on 2, and a 12-row one 14% / 28%.
-  bool packsPanelsInItems(bool packsAPerCall) const {
+  ///
+  /// `elseReadInPlace`: B is packed only if its items pack it
+  /// (packBOnlyInItems), so the alternative is no copy at all: the items
+  /// must then be of one loop over all images and have
+  /// kMinRowsPerPackedPanel rows even as one group.
+  bool packsPanelsInItems(bool packsAPerCall, bool elseReadInPlace) const {
     if ((shape.batch != 1 && !shape.rhsBatched) ||
-        4 * shape.k * nr > kMaxPanelSlotBytes)
+        4 * shape.k * nr > kMaxPanelSlotBytes ||
+        (elseReadInPlace && copiesOperandsPerImage(packsAPerCall)))
       return false;
     // The batches emitTiles takes at once: all of them, unless other
     // per-image copies make the batch a loop.
@@ -1806,7 +1810,7 @@ private:
     if (plan.alongRows || reductionSliceSteps(plan) != shape.k ||
         plan.fixedUnits * batches < 2)
       return false;
-    return plan.groups == 1 ||
+    return (plan.groups == 1 && !elseReadInPlace) ||
            std::min(shape.m, plan.perItem * mr) >= kMinRowsPerPackedPanel;
   }
 

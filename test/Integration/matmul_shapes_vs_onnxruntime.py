@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Matmul code generation (kiln-lower-matmul) on every tail path, for the
-host's tile (--mcpu=native), the AVX2 tile (--mcpu=x86-64-v3), both
+host's tile (--mcpu=native), the AVX2 tile (--mcpu=x86-64-v3, and with
+--long-reduction=128 as on Zen 1-3: operands packed per call), both
 AVX-512 tiles (8 x 3 vectors, 2 steps of k per iteration; 8 x 2, 1 step)
 and a 6 x 4-vector tile (64-column panels, so other ragged-N paths; 3 steps
 of k per iteration) whatever the host takes, and the host's tile with a
@@ -37,6 +38,10 @@ RTOL, ATOL = 1e-4, 2e-4
 TARGETS = [
     ("native", ["--mcpu=native"]),
     ("x86-64-v3", ["--mcpu=x86-64-v3"]),
+    # AVX2 as Zen 1-3 take it, whatever the host: operands read one row per
+    # step packed per call from 128 steps of k (attention_items_pack_b's
+    # panels packed by its work items).
+    ("x86-64-v3-long-128", ["--mcpu=x86-64-v3", "--long-reduction=128"]),
     # Both AVX-512 tiles whatever the host's: full-rate cores' 8 x 48 with 2
     # steps of k per iteration (odd K leaves single steps) and Zen 4's 8 x 32
     # with 1; and a 6 x 4 (64-column panels, so other ragged-N paths) with 3.
@@ -116,9 +121,9 @@ CASES = [
     ("threaded", [100, 256], [256, 200], True, False),
     ("threaded_runtime_b", [2, 40, 256], [2, 256, 72], False, False),
     # Attention's P V over small heads (fewer than 2M multiply-adds each) with
-    # a long k (>= 128: packed on full-rate FMAs): B's panels packed by the
-    # work items of one loop over the 6 heads, a ragged panel (20 columns)
-    # and a ragged row tile (70 rows).
+    # a long k (>= 128: packed on full-rate FMAs, x86-64-v3-long-128): B's
+    # panels packed by the work items of one loop over the 6 heads, a ragged
+    # panel (20 columns) and a ragged row tile (70 rows).
     ("attention_items_pack_b", [2, 3, 70, 130], [2, 3, 130, 20], False, False),
     # A short reduction (K <= 64): work items sweep a row tile along 16
     # panels; 35 panels make 3 groups, the last with the ragged panel, and

@@ -327,10 +327,11 @@ def pointwise_panels_packed_by_items():
 
 
 def pointwise_few_rows_packed_by_items():
-    # As above with 10 output channels: each item covers all rows (a full
-    # tile and a ragged one of 4) of one of 57 panels, an odd count not split
-    # in two groups, and packs its panel whatever the rows.
-    case = Case("pointwise_few_rows_packed_by_items", 144, 30)
+    # As above with 10 output channels at 39x39 (2.2M multiply-adds an
+    # image, so B is otherwise packed whole per call): each item covers all
+    # rows (a full tile and a ragged one of 4) of one of 96 panels (the last
+    # 1 column wide) and packs its panel whatever the rows.
+    case = Case("pointwise_few_rows_packed_by_items", 144, 39)
     case.flags = ["--long-reduction=128"]
     case.conv(10, 1)
     case.op("Relu", [case.value])

@@ -1348,18 +1348,21 @@ func.func @pointwise_at_7x7(%a: memref<1x160x49xf32>, %c: memref<1x49x16xf32>,
 // multiply-adds, a B packed per call for its long steps alone is packed only
 // by the work items of one parallel loop over all images, a panel each:
 // attention's P V (12 heads of 128 x 128 x 64, 1M each). Where the items
-// cannot pack it (12 heads of 1 panel, its 60 rows split in 2 groups of 30,
-// under kMinRowsPerPackedPanel) or the batch is a loop over the images
-// anyway (A packed per call: 4 images of 32 x 1024 x 32), B is read in place
-// rather than packed per image.
+// cannot pack it, B is read in place rather than packed per image: 12 heads
+// of 1 panel, its 60 rows split in 2 groups of 30 (under
+// kMinRowsPerPackedPanel); 4 images of 32 x 1024 x 32 (a panel of 64 KiB,
+// over kMaxPanelSlotBytes; A packed per call); 12 heads of 24 rows, one
+// group (reading B in place copies nothing, so the floor holds even here).
 // PACK128: remark: matmul: 128 x 128 x 64 (M x K x N, batch 12); {{.*}}; A read in place, B packed per call, each panel by its work item; 48 work items: 12 batches x 4 panels
 // PACK128: remark: matmul: 256 x 128 x 64 (M x K x N, batch 2); {{.*}}; A read in place, B packed per call, each panel by its work item; 16 work items: 2 batches x 4 panels
 // PACK128: remark: matmul: 60 x 128 x 16 (M x K x N, batch 12); {{.*}}; A read in place, B read in place; 24 work items: 12 batches x 1 panel x 2 groups of up to 5 row tiles
 // PACK128: remark: matmul: 32 x 1024 x 32 (M x K x N, batch 4); {{.*}}; A packed per call, B read in place; {{[0-9]+}} work items per image (a loop over the batch)
+// PACK128: remark: matmul: 24 x 128 x 64 (M x K x N, batch 12); {{.*}}; A read in place, B read in place; 48 work items: 12 batches x 4 panels x 1 group
 func.func @batched_long_reduction(%a: memref<12x128x128xf32>, %b: memref<12x128x64xf32>, %c: memref<12x128x64xf32>,
                                   %a2: memref<2x256x128xf32>, %b2: memref<2x128x64xf32>, %c2: memref<2x256x64xf32>,
                                   %a3: memref<12x60x128xf32>, %b3: memref<12x128x16xf32>, %c3: memref<12x60x16xf32>,
-                                  %a4: memref<4x32x1024xf32>, %b4: memref<4x1024x32xf32>, %c4: memref<4x32x32xf32>) {
+                                  %a4: memref<4x32x1024xf32>, %b4: memref<4x1024x32xf32>, %c4: memref<4x32x32xf32>,
+                                  %a5: memref<12x24x128xf32>, %b5: memref<12x128x64xf32>, %c5: memref<12x24x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a, %b : memref<12x128x128xf32>, memref<12x128x64xf32>) outs(%c : memref<12x128x64xf32>) {
@@ -1387,6 +1390,14 @@ func.func @batched_long_reduction(%a: memref<12x128x128xf32>, %b: memref<12x128x
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%a4, %b4 : memref<4x32x1024xf32>, memref<4x1024x32xf32>) outs(%c4 : memref<4x32x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a5, %b5 : memref<12x24x128xf32>, memref<12x128x64xf32>) outs(%c5 : memref<12x24x64xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
