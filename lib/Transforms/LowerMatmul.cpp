@@ -34,6 +34,7 @@
 #include "kiln/Dialect/Kiln/IR/ConstantData.h"
 #include "kiln/Transforms/Epilogue.h"
 #include "kiln/Transforms/KernelEmitters.h"
+#include "kiln/Transforms/ParallelImages.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/Utils.h"
@@ -117,16 +118,11 @@ constexpr int64_t kNarrowL1Ways = 8;
 /// (imagesPayForPackLoop).
 constexpr int64_t kMinPackedImageWork = int64_t(1) << 21;
 
-/// A batch of at least kMinParallelImages images of at most
-/// kMaxParallelImageWork multiply-adds each, whose operands are written
+/// A batch of at least kMinParallelImages (ParallelImages.h) images of at
+/// most kMaxParallelImageWork multiply-adds each, whose operands are written
 /// per image (stagePerImage), runs its images in parallel: each task writes
 /// an image's operand and runs its tiles, rather than one thread-pool
-/// dispatch per image for a few microseconds of tiles. A grouped
-/// convolution's groups are such images: 3x3 256 -> 256 in 64 groups at
-/// 56x56 (4 x 36 x 3192 an image), 2 threads (Zen 3): 1.06 ms staged one
-/// group at a time, 0.89 laid out all at once before the matmul, 0.81 in
-/// parallel.
-constexpr int64_t kMinParallelImages = 16;
+/// dispatch per image for a few microseconds of tiles.
 constexpr int64_t kMaxParallelImageWork = int64_t(1) << 22;
 
 /// How many of a tile's vectors its epilogue's ops are emitted for in turn
@@ -1101,7 +1097,7 @@ private:
   /// Whether a batch staged per image runs its images in parallel
   /// (kMinParallelImages).
   bool imagesPayInParallel() const {
-    return shape.batch >= kMinParallelImages &&
+    return shape.batch >= kiln::kMinParallelImages &&
            shape.m * shape.n * shape.k <= kMaxParallelImageWork;
   }
 

@@ -21,6 +21,7 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/IR/KilnTraits.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/ParallelImages.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
@@ -34,12 +35,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-/// The fewest groups of a strided convolution left batched: kiln-lower-matmul
-/// lays out and runs at least 16 small images (groups) in parallel
-/// (kMinParallelImages there); fewer, one at a time, each a thread-pool
-/// dispatch.
-constexpr int64_t kMinStridedGroups = 16;
 
 /// Constants of at most this many elements are kept as dense attributes
 /// (printed inline), larger ones as resource blobs, like the frontend's.
@@ -178,14 +173,15 @@ private:
   /// as the split (see the pass description): one image, at most
   /// batchedGroupChannels input channels a group, and unit strides or
   /// enough groups that kiln-lower-matmul lays them out in parallel
-  /// (kMinStridedGroups; fewer are laid out one at a time).
+  /// (kMinParallelImages; fewer are laid out one at a time, each a
+  /// thread-pool dispatch).
   bool runsBatched(ConvOp conv) const {
     auto filterType = cast<RankedTensorType>(conv.getFilter().getType());
     bool unitStrides =
         llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; });
     return cast<RankedTensorType>(conv.getType()).getDimSize(0) == 1 &&
            filterType.getDimSize(1) <= batchedGroupChannels &&
-           (unitStrides || int64_t(conv.getGroups()) >= kMinStridedGroups);
+           (unitStrides || int64_t(conv.getGroups()) >= kMinParallelImages);
   }
 
   /// The filters of `conv` if it is split: grouped (at most maxGroups),
