@@ -704,7 +704,7 @@ public:
       for (std::optional<StagedOperand> &operand : staged)
         if (operand)
           stageImage(*operand, batch);
-      if (packedA && !lhsData)
+      if (packsAPerCall)
         packA(batch);
       if (packBPerCall && shape.rhsBatched && !packsBPerItem)
         packB(batch);
@@ -1795,13 +1795,13 @@ private:
   /// must then be of one loop over all images and have
   /// kMinRowsPerPackedPanel rows even as one group.
   bool packsPanelsInItems(bool packsAPerCall, bool elseReadInPlace) const {
+    bool imageLoop = copiesOperandsPerImage(packsAPerCall);
     if ((shape.batch != 1 && !shape.rhsBatched) ||
-        4 * shape.k * nr > kMaxPanelSlotBytes ||
-        (elseReadInPlace && copiesOperandsPerImage(packsAPerCall)))
+        4 * shape.k * nr > kMaxPanelSlotBytes || (elseReadInPlace && imageLoop))
       return false;
     // The batches emitTiles takes at once: all of them, unless other
     // per-image copies make the batch a loop.
-    int64_t batches = copiesOperandsPerImage(packsAPerCall) ? 1 : shape.batch;
+    int64_t batches = imageLoop ? 1 : shape.batch;
     ItemPlan plan = planItems(batches, shape.k, /*itemsPackPanels=*/true);
     if (plan.alongRows || reductionSliceSteps(plan) != shape.k ||
         plan.fixedUnits * batches < 2)

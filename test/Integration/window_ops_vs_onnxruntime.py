@@ -313,17 +313,22 @@ def pointwise_long_reductions_channels():
     return case
 
 
-def pointwise_panels_packed_by_items():
-    # Channels as rows with B (the input, its pixels as columns) packed per
-    # call on full-rate FMAs: each work item packs its panel of B into a
-    # stack slot of its own. 144 -> 96 at 30x30 (900 pixels: 56 panels of
-    # 16 and a ragged one of 4 on AVX2), bias and ReLU on the tile, 2 images
-    # in one parallel loop.
-    case = Case("pointwise_panels_packed_by_items", 144, 30)
+def pointwise_relu_packed_by_items(name, size, out_channels):
+    # A 1x1 convolution from 144 channels with its channels as rows and B
+    # (the input, its pixels as columns) packed per call on full-rate FMAs
+    # (--long-reduction=128), bias and ReLU on the tile.
+    case = Case(name, 144, size)
     case.flags = ["--long-reduction=128"]
-    case.conv(96, 1)
+    case.conv(out_channels, 1)
     case.op("Relu", [case.value])
     return case
+
+
+def pointwise_panels_packed_by_items():
+    # Each work item packs its panel of B into a stack slot of its own.
+    # 144 -> 96 at 30x30 (900 pixels: 56 panels of 16 and a ragged one of 4
+    # on AVX2), 2 images in one parallel loop.
+    return pointwise_relu_packed_by_items("pointwise_panels_packed_by_items", 30, 96)
 
 
 def pointwise_few_rows_packed_by_items():
@@ -331,11 +336,7 @@ def pointwise_few_rows_packed_by_items():
     # image, so B is otherwise packed whole per call): each item covers all
     # rows (a full tile and a ragged one of 4) of one of 96 panels (the last
     # 1 column wide) and packs its panel whatever the rows.
-    case = Case("pointwise_few_rows_packed_by_items", 144, 39)
-    case.flags = ["--long-reduction=128"]
-    case.conv(10, 1)
-    case.op("Relu", [case.value])
-    return case
+    return pointwise_relu_packed_by_items("pointwise_few_rows_packed_by_items", 39, 10)
 
 
 def relu6(case):
