@@ -48,7 +48,6 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
 #include <functional>
@@ -592,42 +591,13 @@ public:
   }
 
   void emit() {
-    // A constant A may be batched (a Winograd convolution's transformed
-    // filters, one matrix per point of the tile): packed per matrix.
-    if (!shape.windowedRows())
-      lhsData = constantData(op.getDpsInputs()[0], symbols);
-    int64_t lhsMatrices = shape.lhsBatched ? shape.batch : 1;
-    if (lhsData && int64_t(lhsData->size()) != lhsMatrices * shape.m * shape.k)
-      lhsData.reset();
-    // So may a constant B of windowed rows (a grouped convolution's filters,
-    // one matrix per group).
-    if (!shape.rhsBatched || shape.windowedRows())
-      rhsData = constantData(op.getDpsInputs()[1], symbols);
-    int64_t rhsMatrices = shape.rhsBatched ? shape.batch : 1;
-    if (rhsData && int64_t(rhsData->size()) != rhsMatrices * shape.k * shape.n)
-      rhsData.reset();
+    readConstantOperands();
     // A transposed B is only read packed.
     if (shape.rhsTransposed && !rhsData)
       return;
-    // Operands packed per call when reading them in place would collide in
-    // L1 (constant ones are packed now, below).
-    // (Windowed rows are read in place: their steps are broadcasts.)
-    // (An implicit GEMM's B rows overlap: always read in place.)
-    bool packAPerCall =
-        !lhsData && !shape.windowedRows() &&
-        (shape.lhsTransposed ? (needsPacking(shape.m) ||
-                                (stepsOutrunRows() && imagesPayForPackLoop()))
-                             : tileRowsCollide(shape.k));
-    bool packBPerCall = !rhsData &&
-                        (needsPacking(shape.n) || stepsOutrunRows()) &&
-                        shape.tapOffsets.empty();
-    // Packed for its long steps alone, the B of a batch of small images is
-    // packed only by the work items of one loop over all of them (decided
-    // below, once the operands staged per image are known).
-    bool packBOnlyInItems =
-        packBPerCall && !needsPacking(shape.n) && !imagesPayForPackLoop();
-    parallelImages = imagesPayInParallel() && !packAPerCall &&
-                     !(packBPerCall && shape.rhsBatched && !packBOnlyInItems);
+    for (unsigned operand : {0u, 1u})
+      staged[operand] = findStagedOperand(operand);
+    planOperandPacking();
     transposeCopy = findTransposingCopy();
     // C, or with a transposing copy after it, C^T: [batch * rows, cols].
     Operation *producer = transposeCopy ? transposeCopy : op;
@@ -639,8 +609,9 @@ public:
                                     /*allowSlicedLines=*/shape.shiftsB());
     zeroInit = eraseZeroFill();
     permuted = findPermutedTarget(resultColumns);
-    for (unsigned operand : {0u, 1u})
-      staged[operand] = stagePerImage(operand);
+    for (std::optional<StagedOperand> &operand : staged)
+      if (operand)
+        stagePerImage(*operand);
     // [batch * rows, cols] views (free).
     lhs = shape.shiftsB() ? filterMatrix(op.getDpsInputs()[0])
                           : flatten(operandView(0), 2);
@@ -657,64 +628,112 @@ public:
       epilogue->prepare(b, loc);
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
-                                  /*kMajor=*/shape.lhsTransposed, lhsMatrices);
-    else if (packAPerCall)
+                                  /*kMajor=*/shape.lhsTransposed,
+                                  shape.lhsBatched ? shape.batch : 1);
+    else if (packsAPerCall)
       packedA = allocPacked(mTiles, mr);
     if (rhsData)
       packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
-                                  /*kMajor=*/!shape.rhsTransposed, rhsMatrices);
+                                  /*kMajor=*/!shape.rhsTransposed,
+                                  shape.rhsBatched ? shape.batch : 1);
     if (!shape.tapOffsets.empty())
       tapRowTable = createTapRowTable();
-    bool packsAPerCall = packedA && !lhsData;
-    packsBPerItem =
-        packBPerCall && packsPanelsInItems(packsAPerCall, packBOnlyInItems);
-    if (packBOnlyInItems && !packsBPerItem)
-      packBPerCall = false;
-    if (packBPerCall && !packsBPerItem) {
+    if (packsBInLoop) {
       packedB = allocPacked(nPanels, nr);
       if (!shape.rhsBatched)
         packB(index(0));
     }
-    // Without per-batch copies, the batch's tiles are one parallel loop (a
-    // Winograd convolution's 16 matmuls of 50 us each: one thread-pool
-    // dispatch and one wait, not 16).
-    bool copiesPerBatch = copiesOperandsPerImage(packsAPerCall) ||
-                          (packBPerCall && shape.rhsBatched && !packsBPerItem);
-    if (shape.batch > 1 && !copiesPerBatch) {
-      emitTiles(Value(), shape.batch);
-      explainPlan();
-      eraseReplaced();
-      return;
-    }
-    if (parallelImages) {
-      // Each task writes its images' operands and runs their tiles (an
-      // inner parallel loop, run in order within the task).
-      parallelLoop(shape.batch, shape.batch * shape.m * shape.n * shape.k,
-                   [&](Value batch) {
-                     for (std::optional<StagedOperand> &operand : staged)
-                       if (operand)
-                         stageImage(*operand, batch);
-                     emitTiles(batch);
-                   });
-      explainPlan();
-      eraseReplaced();
-      return;
-    }
-    forLoop(0, shape.batch, 1, [&](Value batch) {
-      for (std::optional<StagedOperand> &operand : staged)
-        if (operand)
-          stageImage(*operand, batch);
-      if (packsAPerCall)
-        packA(batch);
-      if (packBPerCall && shape.rhsBatched && !packsBPerItem)
-        packB(batch);
-      emitTiles(batch);
-    });
+    emitBatch();
     explainPlan();
     eraseReplaced();
   }
 
 private:
+  /// The tiles of every batch element, with the per-call copies they read.
+  void emitBatch() {
+    // Without per-batch copies, the batch's tiles are one parallel loop (a
+    // Winograd convolution's 16 matmuls of 50 us each: one thread-pool
+    // dispatch and one wait, not 16).
+    bool copiesPerBatch =
+        copiesOperandsPerImage() || (packsBInLoop && shape.rhsBatched);
+    if (shape.batch > 1 && !copiesPerBatch) {
+      emitTiles(Value(), shape.batch);
+      return;
+    }
+    auto stageImages = [&](Value batch) {
+      for (std::optional<StagedOperand> &operand : staged)
+        if (operand)
+          stageImage(*operand, batch);
+    };
+    if (parallelImages) {
+      // Each task writes its images' operands and runs their tiles (an
+      // inner parallel loop, run in order within the task).
+      parallelLoop(shape.batch, shape.batch * shape.m * shape.n * shape.k,
+                   [&](Value batch) {
+                     stageImages(batch);
+                     emitTiles(batch);
+                   });
+      return;
+    }
+    forLoop(0, shape.batch, 1, [&](Value batch) {
+      stageImages(batch);
+      if (packsAPerCall)
+        packA(batch);
+      if (packsBInLoop && shape.rhsBatched)
+        packB(batch);
+      emitTiles(batch);
+    });
+  }
+
+  /// lhsData and rhsData: A's and B's values where they are constants the
+  /// tiles read packed at compile time.
+  void readConstantOperands() {
+    // A constant A may be batched (a Winograd convolution's transformed
+    // filters, one matrix per point of the tile): packed per matrix.
+    if (!shape.windowedRows())
+      lhsData = constantData(op.getDpsInputs()[0], symbols);
+    int64_t lhsMatrices = shape.lhsBatched ? shape.batch : 1;
+    if (lhsData && int64_t(lhsData->size()) != lhsMatrices * shape.m * shape.k)
+      lhsData.reset();
+    // So may a constant B of windowed rows (a grouped convolution's filters,
+    // one matrix per group).
+    if (!shape.rhsBatched || shape.windowedRows())
+      rhsData = constantData(op.getDpsInputs()[1], symbols);
+    int64_t rhsMatrices = shape.rhsBatched ? shape.batch : 1;
+    if (rhsData && int64_t(rhsData->size()) != rhsMatrices * shape.k * shape.n)
+      rhsData.reset();
+  }
+
+  /// Which operands that are not constants are packed per call and how
+  /// (packsAPerCall, packsBInLoop, packsBPerItem), and whether a batch's
+  /// images run in parallel (parallelImages): decided before any IR is
+  /// written, from the shape, the constant operands and the operands staged
+  /// per image (findStagedOperand).
+  void planOperandPacking() {
+    // Operands packed per call when reading them in place would collide in
+    // L1 (constant ones are packed at compile time).
+    // (Windowed rows are read in place: their steps are broadcasts.)
+    // (An implicit GEMM's B rows overlap: always read in place.)
+    packsAPerCall =
+        !lhsData && !shape.windowedRows() &&
+        (shape.lhsTransposed ? (needsPacking(shape.m) ||
+                                (stepsOutrunRows() && imagesPayForPackLoop()))
+                             : tileRowsCollide(shape.k));
+    bool packsB = !rhsData && (needsPacking(shape.n) || stepsOutrunRows()) &&
+                  shape.tapOffsets.empty();
+    // Packed for its long steps alone, the B of a batch of small images is
+    // packed only by the work items of one loop over all of them, else read
+    // in place.
+    bool packsBOnlyInItems =
+        packsB && !needsPacking(shape.n) && !imagesPayForPackLoop();
+    packsBPerItem = packsB && packsPanelsInItems(packsBOnlyInItems);
+    packsBInLoop = packsB && !packsBPerItem && !packsBOnlyInItems;
+    // Images in parallel pack nothing per image: neither A nor a batched B
+    // that would be packed per image whether or not its items pack it.
+    parallelImages = imagesPayInParallel() && !packsAPerCall &&
+                     !(packsB && shape.rhsBatched && !packsBOnlyInItems);
+  }
+
   /// With `explain`, a remark at the matmul's location that says what its
   /// kernel does: the shape and kind, the register tile and its k loop, how
   /// A and B are read, and how the work is split (emitTiles' plan). For
@@ -853,6 +872,8 @@ private:
     /// The batch's buffer and the ops that write it, in order: copies into
     /// it or a view of it, after at most one fill of all of it.
     Value buffer;
+    /// The view of the buffer the matmul reads, if it collapses it.
+    memref::CollapseShapeOp collapse;
     SmallVector<Operation *> writers;
     /// One image's buffer: the batch's with a unit batch dim; and as the
     /// matmul reads it (collapsed as the batch was). Null when the images
@@ -870,7 +891,7 @@ private:
   /// buffer leaves the cache before the matmul reads it back: ResNet's 3x3
   /// 256ch layer at 14x14, batch 8, writes a 14 MB matrix and ran at 96
   /// GFLOP/s, 110 at batch 1.
-  std::optional<StagedOperand> stagePerImage(unsigned operand) {
+  std::optional<StagedOperand> findStagedOperand(unsigned operand) {
     bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
     if (shape.batch == 1 || !batched)
       return std::nullopt;
@@ -883,7 +904,7 @@ private:
                       !collapse->hasOneUse())) ||
         cast<MemRefType>(buffer.getType()).getDimSize(0) != shape.batch)
       return std::nullopt;
-    StagedOperand staged{buffer, {}, {}, {}};
+    StagedOperand staged{buffer, collapse, {}, {}, {}};
     for (OpOperand &use : buffer.getUses()) {
       Operation *user = use.getOwner();
       if (user == op || user == collapse)
@@ -902,30 +923,34 @@ private:
     for (Operation *writer : llvm::drop_begin(staged.writers))
       if (isa<linalg::FillOp>(writer))
         return std::nullopt;
-    // Images in parallel write into the batch's buffer, its fill kept.
-    if (parallelImages) {
-      kiln::fuseProfiledKernels(staged.writers.front(), op);
-      return staged;
-    }
-    auto type = cast<MemRefType>(buffer.getType());
+    return staged;
+  }
+
+  /// Writes `staged` one image at a time (findStagedOperand): into a buffer
+  /// of one image, its fill copied before the batch loop, or with the
+  /// images in parallel into the batch's buffer, its fill kept.
+  void stagePerImage(StagedOperand &staged) {
+    // The writers' kernels (a concatenation's copies) now run in the batch
+    // loop.
+    kiln::fuseProfiledKernels(staged.writers.front(), op);
+    if (parallelImages)
+      return;
+    auto type = cast<MemRefType>(staged.buffer.getType());
     SmallVector<int64_t> imageShape(type.getShape());
     imageShape[0] = 1;
     staged.image = memref::AllocOp::create(
         b, loc, MemRefType::get(imageShape, f32), b.getI64IntegerAttr(64));
-    staged.view =
-        collapse ? memref::CollapseShapeOp::create(
-                       b, loc, staged.image, collapse.getReassociationIndices())
-                       .getResult()
-                 : staged.image;
+    staged.view = staged.collapse
+                      ? memref::CollapseShapeOp::create(
+                            b, loc, staged.image,
+                            staged.collapse.getReassociationIndices())
+                            .getResult()
+                      : staged.image;
     if (auto fill = dyn_cast<linalg::FillOp>(staged.writers.front())) {
       IRMapping mapping;
-      mapping.map(buffer, staged.image);
+      mapping.map(staged.buffer, staged.image);
       b.clone(*fill, mapping);
     }
-    // The writers' kernels (a concatenation's copies) now run in the batch
-    // loop.
-    kiln::fuseProfiledKernels(staged.writers.front(), op);
-    return staged;
   }
 
   /// The op that writes the batch's buffer through `use` when it is one
@@ -1373,7 +1398,7 @@ private:
 
   /// Whether the batch runs one image at a time for copies made per image:
   /// operands staged per image (stagePerImage) or A packed per call.
-  bool copiesOperandsPerImage(bool packsAPerCall) const {
+  bool copiesOperandsPerImage() const {
     return packsAPerCall || llvm::any_of(staged, [](auto &operand) {
              return operand.has_value();
            });
@@ -1791,11 +1816,11 @@ private:
   /// faster on 1 thread, 14-22% on 2, and a 12-row one 14% / 28%.
   ///
   /// `elseReadInPlace`: B is packed only if its items pack it
-  /// (packBOnlyInItems), so the alternative is no copy at all: the items
-  /// must then be of one loop over all images and have
+  /// (planOperandPacking's packsBOnlyInItems), so the alternative is no copy at
+  /// all: the items must then be of one loop over all images and have
   /// kMinRowsPerPackedPanel rows even as one group.
-  bool packsPanelsInItems(bool packsAPerCall, bool elseReadInPlace) const {
-    bool imageLoop = copiesOperandsPerImage(packsAPerCall);
+  bool packsPanelsInItems(bool elseReadInPlace) const {
+    bool imageLoop = copiesOperandsPerImage();
     if ((shape.batch != 1 && !shape.rhsBatched) ||
         4 * shape.k * nr > kMaxPanelSlotBytes || (elseReadInPlace && imageLoop))
       return false;
@@ -2085,7 +2110,7 @@ private:
   /// parallel loop (no per-call packing beside it, no slices of k), C
   /// stored as it is computed.
   bool writesColumnGroups(const ItemPlan &plan, int64_t batches) const {
-    bool packsPerCall = (packedA && !lhsData) || (packedB && !rhsData);
+    bool packsPerCall = packsAPerCall || packsBInLoop || packsBPerItem;
     return plan.alongRows && plan.sweptFirst && batches == 1 &&
            shape.batch == 1 && reductionSlice.steps == shape.k &&
            shape.tapOffsets.empty() && !shape.windowedRows() &&
@@ -2134,13 +2159,6 @@ private:
     Value first = mul(group, plan.perItem);
     Value end = arith::MinSIOp::create(b, loc, add(first, plan.perItem),
                                        index(plan.sweptFull));
-    auto tile = [&](Value fixedUnit, int64_t fixedSize, Value sweptUnit,
-                    int64_t sweptSize) {
-      if (alongRows)
-        emitTile(fixedUnit, fixedSize, sweptUnit, sweptSize, batch, rowBase);
-      else
-        emitTile(sweptUnit, sweptSize, fixedUnit, fixedSize, batch, rowBase);
-    };
     // The item's panel of B, packed by the item (packsPanelsInItems): one
     // slot, whether the panel is full or ragged.
     Value panelSlot;
@@ -2148,6 +2166,15 @@ private:
       panelSlot = memref::AllocOp::create(
           b, loc, MemRefType::get({1, shape.k, nr}, f32),
           b.getI64IntegerAttr(64));
+    auto tile = [&](Value fixedUnit, int64_t fixedSize, Value sweptUnit,
+                    int64_t sweptSize) {
+      if (alongRows)
+        emitTile(fixedUnit, fixedSize, sweptUnit, sweptSize, batch, rowBase,
+                 panelSlot);
+      else
+        emitTile(sweptUnit, sweptSize, fixedUnit, fixedSize, batch, rowBase,
+                 panelSlot);
+    };
     auto sweep = [&](int64_t fixedSize) {
       int64_t sweptSize = alongRows ? nr : mr;
       // Tiles of a full panel of compile-time packed B stream the next
@@ -2158,15 +2185,9 @@ private:
                      fixedSize == nr && plan.sweptFull > 1 && nPanels > 1;
       int64_t sharers = plan.sweptFirst ? std::min(plan.perItem, plan.sweptFull)
                                         : plan.sweptFull;
-      if (panelSlot) {
-        packedB = panelSlot;
-        packBPanel(operandBase(1, batch, shape.k), fixed, fixedSize, packedB,
+      if (panelSlot)
+        packBPanel(operandBase(1, batch, shape.k), fixed, fixedSize, panelSlot,
                    index(0));
-      }
-      llvm::scope_exit dropSlot([&] {
-        if (panelSlot)
-          packedB = Value();
-      });
       forLoop(first, end, 1, [&](Value unit) {
         if (streams)
           nextPanelShare = NextPanelShare{
@@ -2202,9 +2223,10 @@ private:
   }
 
   /// C[rows of tile][cols of panel] += Ap[tile] * Bp[panel], the tile held
-  /// in rows x ceil(width / lanes) vector registers over the k loop.
+  /// in rows x ceil(width / lanes) vector registers over the k loop; B's
+  /// panel from `panelSlot` when its work item packed it there.
   void emitTile(Value tile, int64_t rows, Value panel, int64_t width,
-                Value batch, Value rowBase) {
+                Value batch, Value rowBase, Value panelSlot) {
     int64_t vectors = llvm::divideCeil(width, lanes);
     int64_t lastLanes = width - (vectors - 1) * lanes;
     Value row0 = add(rowBase, mul(tile, mr));
@@ -2249,9 +2271,11 @@ private:
             affine::expandAffineExpr(b, loc, shape.pixelStart.getResult(0),
                                      ValueRange{add(aRow0, r)}, ValueRange{}));
 
-    Value bPanel = packsBPerItem ? index(0)
-                   : packedB     ? packedBPanel(batch, panel)
-                                 : panel;
+    // B's packed panels (null: read in place) and the one the tile reads.
+    Value packedPanels = panelSlot ? panelSlot : packedB;
+    Value bPanel = panelSlot ? index(0)
+                   : packedB ? packedBPanel(batch, panel)
+                             : panel;
     // One step of k: B's vectors (from the packed panel, or row `row` at
     // `shift` columns to the right) times A's column k of the tile (or,
     // windowed rows, each row's value in row `row` at its start + `shift`).
@@ -2262,9 +2286,9 @@ private:
       if (nextPanelShare && streams)
         streamNextPanel(*nextPanelShare, k);
       for (int64_t j = 0; j < vectors; ++j) {
-        if (packedB) {
+        if (packedPanels) {
           bVectors.push_back(
-              vector::LoadOp::create(b, loc, vectorType, packedB,
+              vector::LoadOp::create(b, loc, vectorType, packedPanels,
                                      ValueRange{bPanel, k, index(j * lanes)}));
           continue;
         }
@@ -2828,9 +2852,11 @@ private:
   /// The copy C^T the tiles are stored through, transposed
   /// (findTransposingCopy), or null.
   linalg::GenericOp transposeCopy;
-  /// Whether B is packed per call a panel per work item, into the item's
-  /// stack slot (packsPanelsInItems).
-  bool packsBPerItem = false;
+  /// How the operands that are not constants are packed per call
+  /// (planOperandPacking): A into an arena buffer before the tiles (per
+  /// image over a batch); B likewise (packsBInLoop), or a panel per work
+  /// item into the item's stack slot (packsBPerItem, packsPanelsInItems).
+  bool packsAPerCall = false, packsBInLoop = false, packsBPerItem = false;
   /// With a transposing copy and slices of k, the partial sums (sumsBuffer).
   Value partialSums;
   /// The transpose after the kernel whose copy its final stores make
