@@ -168,7 +168,9 @@ typedef struct kiln_kernel_info {
 
 typedef struct kiln_model_profile {
   int32_t num_kernels;
-  int32_t reserved;
+  /* The CPU threads predicted_seconds assumes (kiln-compile
+   * --roofline-threads); 0 in models compiled before it was recorded. */
+  int32_t roofline_threads;
   const kiln_kernel_info *kernels;
   uint64_t *nanoseconds; /* per kernel, summed over runs */
   uint64_t *calls;       /* per kernel */

@@ -350,11 +350,30 @@ bool compareOutputs(const Options &options, const kiln_model *model,
 
 } // namespace
 
-/// --profile: runs the model `runs` times after a warm-up and prints each
-/// kernel's measured time against its roofline prediction, and the time
-/// spent outside kernels.
+/// Says which threads the compiler's predictions assume, and when the run
+/// uses another count, how to compile the model for its roofline (the
+/// percentages would otherwise compare 2 threads' times with 1 thread's
+/// peak).
+void describeProfileRoofline(const kiln_model *model,
+                             const kiln_model_profile *profile, int threads) {
+  int predicted = profile->roofline_threads;
+  if (kiln_model_target(model) != KILN_TARGET_CPU || predicted <= 0)
+    return;
+  std::printf("roofline predictions for %d thread%s (kiln-compile "
+              "--roofline-threads)\n",
+              predicted, predicted == 1 ? "" : "s");
+  if (threads != predicted)
+    std::printf("note: this run uses %d thread%s: compile with "
+                "--roofline-threads=%d to compare it with its roofline\n",
+                threads, threads == 1 ? "" : "s", threads);
+}
+
+/// --profile: runs the model `runs` times after a warm-up on `threads`
+/// threads and prints each kernel's measured time against its roofline
+/// prediction, and the time spent outside kernels.
 int profileKernels(const kiln_model *model,
-                   const std::function<kiln_status()> &runOnce, int runs) {
+                   const std::function<kiln_status()> &runOnce, int runs,
+                   int threads) {
   const kiln_model_profile *profile = kiln_model_get_profile_data(model);
   if (!profile) {
     std::fprintf(stderr, "error: the model has no kernel timers: compile it "
@@ -364,6 +383,7 @@ int profileKernels(const kiln_model *model,
   for (int i = 0; i < 3; ++i)
     runOnce();
   kiln_model_reset_profile(model);
+  describeProfileRoofline(model, profile, threads);
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i)
     runOnce();
@@ -376,7 +396,7 @@ int profileKernels(const kiln_model *model,
   // A kernel never called had its work fused into the nearest called one
   // before it (a matmul storing through the transpose after it); the
   // compiler counted its FLOPs, bytes and prediction there.
-  int32_t lastCalled = 0;
+  int32_t lastCalled = 0, aboveRoofline = 0;
   double kernelUs = 0;
   for (int32_t k = 0; k < profile->num_kernels; ++k) {
     const kiln_kernel_info &info = profile->kernels[k];
@@ -389,6 +409,7 @@ int profileKernels(const kiln_model *model,
     double us = profile->nanoseconds[k] / 1e3 / runs;
     double seconds = us / 1e6;
     kernelUs += us;
+    aboveRoofline += seconds > 0 && info.predicted_seconds > seconds;
     std::printf("%4d  %-11s %10.2f %9.2f %9.2f %10.1f%% %10.2f  %s\n", k,
                 info.kind, us, seconds > 0 ? info.flops / seconds / 1e9 : 0,
                 seconds > 0 ? info.bytes / seconds / 1e9 : 0,
@@ -398,6 +419,13 @@ int profileKernels(const kiln_model *model,
   std::printf("per run over %d runs: %.2f us total, %.2f us in kernels, "
               "%.2f us outside kernels (overhead)\n",
               runs, totalUs, kernelUs, std::max(totalUs - kernelUs, 0.0));
+  // Faster than the roofline: it underrates this machine (an estimate from
+  // the nominal clock, or a machine file from another one).
+  if (aboveRoofline && threads == profile->roofline_threads)
+    std::printf("note: %d kernel%s ran faster than the roofline predicts: "
+                "measure this machine's peaks with bench/probe and compile "
+                "with --machine=FILE\n",
+                aboveRoofline, aboveRoofline == 1 ? "" : "s");
   return 0;
 }
 
@@ -468,7 +496,8 @@ int main(int argc, char **argv) {
       !compareOutputs(options, model, outputs))
     status = 1;
   if (status == 0 && options.profile)
-    status = profileKernels(model, runOnce, std::max(options.bench, 10));
+    status = profileKernels(model, runOnce, std::max(options.bench, 10),
+                            options.threads);
   if (status == 0 && options.bench > 0) {
     for (int i = 0; i < std::min(options.bench, 10); ++i) // warm-up
       runOnce();

@@ -827,7 +827,8 @@ private:
         llvm::ConstantStruct::get(
             profileType,
             {llvm::ConstantInt::get(i32, signature.profiledKernels.size()),
-             llvm::ConstantInt::get(i32, 0), kernelTable, nanoseconds, calls}),
+             llvm::ConstantInt::get(i32, signature.rooflineThreads),
+             kernelTable, nanoseconds, calls}),
         "kiln.profile");
     auto *getProfile = llvm::Function::Create(
         llvm::FunctionType::get(ptr, false), llvm::GlobalValue::ExternalLinkage,
