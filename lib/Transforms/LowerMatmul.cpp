@@ -597,8 +597,8 @@ public:
       return;
     for (unsigned operand : {0u, 1u})
       staged[operand] = findStagedOperand(operand);
-    planOperandPacking();
     transposeCopy = findTransposingCopy();
+    planOperandPacking();
     // C, or with a transposing copy after it, C^T: [batch * rows, cols].
     Operation *producer = transposeCopy ? transposeCopy : op;
     Value result = producer->getOperand(producer->getNumOperands() - 1);
@@ -628,14 +628,12 @@ public:
       epilogue->prepare(b, loc);
     if (lhsData)
       packedA = compileTimePacked(op.getDpsInputs()[0], *lhsData, shape.m, mr,
-                                  /*kMajor=*/shape.lhsTransposed,
-                                  shape.lhsBatched ? shape.batch : 1);
+                                  /*kMajor=*/shape.lhsTransposed, matrices(0));
     else if (packsAPerCall)
       packedA = allocPacked(mTiles, mr);
     if (rhsData)
       packedB = compileTimePacked(op.getDpsInputs()[1], *rhsData, shape.n, nr,
-                                  /*kMajor=*/!shape.rhsTransposed,
-                                  shape.rhsBatched ? shape.batch : 1);
+                                  /*kMajor=*/!shape.rhsTransposed, matrices(1));
     if (!shape.tapOffsets.empty())
       tapRowTable = createTapRowTable();
     if (packsBInLoop) {
@@ -692,23 +690,29 @@ private:
     // filters, one matrix per point of the tile): packed per matrix.
     if (!shape.windowedRows())
       lhsData = constantData(op.getDpsInputs()[0], symbols);
-    int64_t lhsMatrices = shape.lhsBatched ? shape.batch : 1;
-    if (lhsData && int64_t(lhsData->size()) != lhsMatrices * shape.m * shape.k)
+    if (lhsData && int64_t(lhsData->size()) != matrices(0) * shape.m * shape.k)
       lhsData.reset();
     // So may a constant B of windowed rows (a grouped convolution's filters,
     // one matrix per group).
     if (!shape.rhsBatched || shape.windowedRows())
       rhsData = constantData(op.getDpsInputs()[1], symbols);
-    int64_t rhsMatrices = shape.rhsBatched ? shape.batch : 1;
-    if (rhsData && int64_t(rhsData->size()) != rhsMatrices * shape.k * shape.n)
+    if (rhsData && int64_t(rhsData->size()) != matrices(1) * shape.k * shape.n)
       rhsData.reset();
+  }
+
+  /// The matrices operand `operand` holds: one per batch element when it is
+  /// batched.
+  int64_t matrices(unsigned operand) const {
+    bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
+    return batched ? shape.batch : 1;
   }
 
   /// Which operands that are not constants are packed per call and how
   /// (packsAPerCall, packsBInLoop, packsBPerItem), and whether a batch's
   /// images run in parallel (parallelImages): decided before any IR is
-  /// written, from the shape, the constant operands and the operands staged
-  /// per image (findStagedOperand).
+  /// written, from the shape, the constant operands, the operands staged
+  /// per image (findStagedOperand) and the transposing copy C is stored
+  /// through (findTransposingCopy: it takes C in one slice of k).
   void planOperandPacking() {
     // Operands packed per call when reading them in place would collide in
     // L1 (constant ones are packed at compile time).
@@ -898,7 +902,11 @@ private:
     Value view = op.getDpsInputs()[operand];
     auto collapse = view.getDefiningOp<memref::CollapseShapeOp>();
     Value buffer = collapse ? collapse.getSrc() : view;
+    // (A buffer that is both A and B, X @ X, is read as it is: staged as
+    // one operand, the other would read the batch's buffer, no longer
+    // written; as both, its writers would be erased twice.)
     if (!buffer.getDefiningOp<memref::AllocOp>() ||
+        op.getDpsInputs()[0] == op.getDpsInputs()[1] ||
         !kiln::isDenseF32Buffer(buffer) ||
         (collapse && (collapse.getReassociationIndices()[0].size() != 1 ||
                       !collapse->hasOneUse())) ||
@@ -954,7 +962,7 @@ private:
   }
 
   /// The op that writes the batch's buffer through `use` when it is one
-  /// stagePerImage can redo per image: a fill of all of it, or a copy of
+  /// stageImage can redo per image: a fill of all of it, or a copy of
   /// image n into image n of it or of a view keeping its batch dim whole.
   static Operation *writerOf(OpOperand &use) {
     Value buffer = use.get();
@@ -1397,7 +1405,7 @@ private:
   }
 
   /// Whether the batch runs one image at a time for copies made per image:
-  /// operands staged per image (stagePerImage) or A packed per call.
+  /// operands staged per image (findStagedOperand) or A packed per call.
   bool copiesOperandsPerImage() const {
     return packsAPerCall || llvm::any_of(staged, [](auto &operand) {
              return operand.has_value();
@@ -2866,7 +2874,8 @@ private:
   std::optional<kiln::Epilogue> epilogue;
   /// An implicit GEMM's shift per row of its window (createTapRowTable).
   Value tapRowTable;
-  /// A and B when staged one image at a time (stagePerImage).
+  /// A and B when staged one image at a time: found by findStagedOperand,
+  /// written by stagePerImage (and stageImage, per image).
   std::optional<StagedOperand> staged[2];
   /// What emitTiles chose, for explainPlan.
   std::optional<ExplainedPlan> explained;

@@ -1561,6 +1561,38 @@ func.func @im2col_input_overwritten(%x: memref<2x2x6x6xf32>, %c: memref<2x8x16xf
 
 // -----
 
+#lhs = affine_map<(b, m, n, k) -> (b, m, k)>
+#rhs = affine_map<(b, m, n, k) -> (b, k, n)>
+#out = affine_map<(b, m, n, k) -> (b, m, n)>
+
+// X @ X over a batch, where X is a buffer copied image by image: a buffer
+// that is both operands is not staged per image (staged as A, B would read
+// the batch's buffer, its copy gone; as both, the copy would be erased
+// twice, which crashed). The copy stays before the matmul.
+// CHECK-LABEL: func.func @same_buffer_both_operands
+// CHECK: %[[X:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x8x8xf32>
+// CHECK-NEXT: memref.copy %arg0, %[[X]]
+// CHECK-NOT: memref<1x8x8xf32>
+// CHECK: scf.parallel
+// CHECK: vector.fma
+func.func @same_buffer_both_operands(%x: memref<2x8x8xf32>, %c: memref<2x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %buf = memref.alloc() {alignment = 64 : i64} : memref<2x8x8xf32>
+  memref.copy %x, %buf : memref<2x8x8xf32> to memref<2x8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x8x8xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%buf, %buf : memref<2x8x8xf32>, memref<2x8x8xf32>) outs(%c : memref<2x8x8xf32>) {
+  ^bb0(%a: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %a, %v : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 #w = affine_map<(n, o, f, c, kh, kw) -> (o, c, kh, kw)>
 #x = affine_map<(n, o, f, c, kh, kw) -> (n, c, f + kh * 18 + kw)>
 #t = affine_map<(n, o, f, c, kh, kw) -> (n, o, f)>

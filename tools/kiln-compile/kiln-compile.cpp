@@ -343,9 +343,7 @@ describeKernelsForProfile(llvm::ArrayRef<kiln::KernelCost> kernels,
     llvm::errs() << "error: " << llvm::toString(roofline.takeError()) << "\n";
     return failure();
   }
-  // (A GPU's roofline has no CPU threads.)
-  if (report.gpu.empty())
-    signature.rooflineThreads = roofline->threads;
+  signature.rooflineThreads = roofline->threads;
   for (const kiln::KernelCost &kernel : kernels)
     signature.profiledKernels.push_back(
         {kernel.kind, llvm::join(kernel.ops, " "), kernel.flops, kernel.bytes,

@@ -72,7 +72,8 @@ struct ModelSignature {
   /// Set for a profiling build: one entry per kernel, in the order of the
   /// kiln_profile_begin/end indices.
   llvm::SmallVector<ProfiledKernel> profiledKernels;
-  /// The CPU threads of the roofline their predictions assume.
+  /// Threads the profiled kernels' predicted times assume
+  /// (--roofline-threads); 0 if none.
   int32_t rooflineThreads = 0;
   /// Set for a CUDA model: the graph function takes device buffers, the
   /// weights buffer and a kiln_cuda_launcher.
