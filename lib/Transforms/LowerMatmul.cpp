@@ -700,11 +700,14 @@ private:
       rhsData.reset();
   }
 
-  /// The matrices operand `operand` holds: one per batch element when it is
-  /// batched.
+  /// Whether operand `operand` (0: A, 1: B) has a matrix per batch element.
+  bool batched(unsigned operand) const {
+    return operand == 0 ? shape.lhsBatched : shape.rhsBatched;
+  }
+
+  /// The matrices operand `operand` holds.
   int64_t matrices(unsigned operand) const {
-    bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
-    return batched ? shape.batch : 1;
+    return batched(operand) ? shape.batch : 1;
   }
 
   /// Which operands that are not constants are packed per call and how
@@ -896,8 +899,7 @@ private:
   /// 256ch layer at 14x14, batch 8, writes a 14 MB matrix and ran at 96
   /// GFLOP/s, 110 at batch 1.
   std::optional<StagedOperand> findStagedOperand(unsigned operand) {
-    bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
-    if (shape.batch == 1 || !batched)
+    if (matrices(operand) == 1)
       return std::nullopt;
     Value view = op.getDpsInputs()[operand];
     auto collapse = view.getDefiningOp<memref::CollapseShapeOp>();
@@ -1110,10 +1112,10 @@ private:
   /// rows, cols] view (B's rows: rhsPitch a matrix when its matrices are
   /// spaced): 0 when it is unbatched or staged into a buffer of one image.
   Value operandBase(unsigned operand, Value batch, int64_t rows) {
-    bool batched = operand == 0 ? shape.lhsBatched : shape.rhsBatched;
     if (operand == 1 && rhsPitch)
       rows = rhsPitch;
-    return batched && !stagedImage(operand) ? mul(batch, rows) : index(0);
+    return batched(operand) && !stagedImage(operand) ? mul(batch, rows)
+                                                     : index(0);
   }
 
   /// Whether operand `operand` is staged into a buffer of one image.

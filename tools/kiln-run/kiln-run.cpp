@@ -348,8 +348,6 @@ bool compareOutputs(const Options &options, const kiln_model *model,
   return ok;
 }
 
-} // namespace
-
 /// Says which threads the compiler's predictions assume, and when the run
 /// uses another count, how to compile the model for its roofline (the
 /// percentages would otherwise compare 2 threads' times with 1 thread's
@@ -428,6 +426,8 @@ int profileKernels(const kiln_model *model,
                 aboveRoofline, aboveRoofline == 1 ? "" : "s");
   return 0;
 }
+
+} // namespace
 
 int main(int argc, char **argv) {
   Options options;
