@@ -352,10 +352,9 @@ bool compareOutputs(const Options &options, const kiln_model *model,
 /// uses another count, how to compile the model for its roofline (the
 /// percentages would otherwise compare 2 threads' times with 1 thread's
 /// peak).
-void describeProfileRoofline(const kiln_model *model,
-                             const kiln_model_profile *profile, int threads) {
+void describeProfileRoofline(const kiln_model_profile *profile, int threads) {
   int predicted = profile->roofline_threads;
-  if (kiln_model_target(model) != KILN_TARGET_CPU || predicted <= 0)
+  if (predicted <= 0) // compiled before the count was recorded
     return;
   std::printf("roofline predictions for %d thread%s (kiln-compile "
               "--roofline-threads)\n",
@@ -381,7 +380,7 @@ int profileKernels(const kiln_model *model,
   for (int i = 0; i < 3; ++i)
     runOnce();
   kiln_model_reset_profile(model);
-  describeProfileRoofline(model, profile, threads);
+  describeProfileRoofline(profile, threads);
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < runs; ++i)
     runOnce();
