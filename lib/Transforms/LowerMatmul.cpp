@@ -133,6 +133,12 @@ constexpr int64_t kMaxParallelImageWork = int64_t(1) << 22;
 /// (not measured) take groups of 12, against the register spills of more.
 constexpr size_t kEpilogueChains = 12;
 
+/// A tile that reads each panel of compile-time packed B once, from beyond
+/// L2 (a batch-1 classifier), runs k in up to kMaxKRuns runs at once
+/// (kRunsFor), each of at least kMinKRunSteps steps.
+constexpr int64_t kMaxKRuns = 4;
+constexpr int64_t kMinKRunSteps = 64;
+
 /// How far ahead (in panels) a tile prefetches a B it reads in place
 /// (prefetchAhead): 1 to 3 measured alike, 8 too far.
 constexpr int64_t kPrefetchPanels = 2;
@@ -582,7 +588,8 @@ public:
         useFMA(target.useFMA), halfRateVectors(target.halfRateVectors),
         longReduction(target.longReduction), l1Ways(target.l1Ways),
         l2Bytes(target.l2Bytes), kUnroll(std::max<int64_t>(1, target.kUnroll)),
-        explain(target.explain), symbols(symbols), b(op), loc(op.getLoc()) {
+        accumulators(target.rows * target.vectors), explain(target.explain),
+        symbols(symbols), b(op), loc(op.getLoc()) {
     mTiles = llvm::divideCeil(shape.m, this->mr);
     nPanels = llvm::divideCeil(shape.n, nr);
     f32 = b.getF32Type();
@@ -789,6 +796,8 @@ private:
     if (shape.tapOffsets.empty()) {
       countOf(os, kUnroll, "step", "steps");
       os << " of k an iteration";
+      if (kRunsTaken > 1)
+        os << " of each of " << kRunsTaken << " runs of k at once";
     } else if (tapRowTable) {
       countOf(os, shape.tapsPerRow, "tap", "taps");
       os << " (a window row) an iteration";
@@ -2345,10 +2354,12 @@ private:
     if (shape.tapOffsets.empty()) {
       if (packedA && lhsData)
         packedABlock = mul(packedATile(batch, tile), shape.k * mr);
-      sums = emitReduction(init, [&](Value k, ValueRange acc, bool streams) {
-        Value bRow = add(operandBase(1, batch, shape.k), k);
-        return step(k, bRow, Value(), acc, streams);
-      });
+      sums = emitReduction(init, kRunsFor(rows, vectors),
+                           [&](Value k, ValueRange acc, bool streams) {
+                             Value bRow =
+                                 add(operandBase(1, batch, shape.k), k);
+                             return step(k, bRow, Value(), acc, streams);
+                           });
       packedABlock.reset();
     } else {
       int64_t taps = shape.tapOffsets.size();
@@ -2424,6 +2435,27 @@ private:
     return applied;
   }
 
+  /// Runs of k a tile of `rows` x `vectors` takes at once (emitReduction):
+  /// more than one where the tile reads each panel of compile-time packed B
+  /// once (one row tile: a batch-1 classifier), B does not stay in L2, and
+  /// the tile leaves accumulators of the target's tile free. Such a tile
+  /// runs at the speed one stream of reads comes from memory, which one
+  /// core's prefetchers keep short of the memory's: a panel read at 2-4
+  /// places at once came 20 -> 25-27 GB/s on a Zen 3 core (a C loop of
+  /// MobileNetV2's classifier, 1280 x 1000, evicted before each run), as
+  /// did 3 panels at once.
+  int64_t kRunsFor(int64_t rows, int64_t vectors) {
+    int64_t bBytes = 4 * shape.k * nPanels * nr;
+    if (!rhsData || lhsData || mTiles != 1 || shape.batch != 1 ||
+        nextPanelShare || bBytes <= l2Bytes / 2)
+      return 1;
+    int64_t runs = std::min({kMaxKRuns, accumulators / (rows * vectors),
+                             reductionSlice.steps / kMinKRunSteps});
+    runs = std::max<int64_t>(1, runs);
+    kRunsTaken = std::max(kRunsTaken, runs);
+    return runs;
+  }
+
   /// The steps of k of the current slice (reductionSlice) from the
   /// accumulators `init`: a loop whose iterations run kUnroll steps each,
   /// then a loop of single steps for the rest. `step(k, acc, streams)`
@@ -2433,11 +2465,14 @@ private:
   /// AVX2 (6 x 16 tile: 12 FMAs, 6 cycles a step), 4 steps per iteration,
   /// 1 thread on Zen 3: 512^3 59 -> 70 GFLOP/s, 128 x 768 x 3072 66 -> 74;
   /// 8 steps ran slower than 4.
+  /// With `runs` > 1 (kRunsFor), the loop's iterations advance `runs`
+  /// equal runs of k, each on accumulators of its own (zeros past the
+  /// first), which are then added; the steps left over are single steps.
   SmallVector<Value> emitReduction(
-      ValueRange init,
+      ValueRange init, int64_t runs,
       llvm::function_ref<SmallVector<Value>(Value, ValueRange, bool)> step) {
     int64_t begin = reductionSlice.begin, steps = reductionSlice.steps;
-    int64_t unrolled = llvm::alignDown(steps, kUnroll);
+    int64_t runSteps = llvm::alignDown(steps / runs, kUnroll);
     int64_t floatsPerStep =
         nextPanelShare ? streamedFloatsPerStep(*nextPanelShare) : 0;
     auto startsLine = [&](int64_t u) {
@@ -2448,8 +2483,16 @@ private:
       return u == 0 ||
              (u * mr) / kFloatsPerLine != ((u - 1) * mr) / kFloatsPerLine;
     };
+    size_t tileSize = init.size();
     SmallVector<Value> acc(init);
-    auto loop = [&](int64_t from, int64_t to, int64_t stride) {
+    if (runs > 1) {
+      Value zero = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(vectorType, b.getF32FloatAttr(0).getValue()));
+      acc.append((runs - 1) * tileSize, zero);
+    }
+    auto loop = [&](int64_t from, int64_t to, int64_t stride,
+                    int64_t loopRuns) {
       if (from == to)
         return;
       auto forOp = scf::ForOp::create(b, loc, index(from), index(to),
@@ -2461,13 +2504,24 @@ private:
         Value k = forOp.getInductionVar();
         if (packedABlock && startsALine(u))
           prefetchPackedA(u ? add(k, u) : k);
-        sums = step(u ? add(k, u) : k, sums, startsLine(u));
+        for (int64_t run = 0; run < loopRuns; ++run) {
+          int64_t offset = u + run * runSteps;
+          auto runSums =
+              MutableArrayRef<Value>(sums).slice(run * tileSize, tileSize);
+          SmallVector<Value> next =
+              step(offset ? add(k, offset) : k, runSums, startsLine(u));
+          llvm::copy(next, runSums.begin());
+        }
       }
       scf::YieldOp::create(b, loc, sums);
       acc.assign(forOp.getResults().begin(), forOp.getResults().end());
     };
-    loop(begin, begin + unrolled, kUnroll);
-    loop(begin + unrolled, begin + steps, 1);
+    loop(begin, begin + runSteps, kUnroll, runs);
+    for (int64_t run = 1; run < runs; ++run)
+      for (size_t i = 0; i < tileSize; ++i)
+        acc[i] = arith::AddFOp::create(b, loc, acc[i], acc[run * tileSize + i]);
+    acc.truncate(tileSize);
+    loop(begin + runs * runSteps, begin + steps, 1, 1);
     return acc;
   }
 
@@ -2840,6 +2894,11 @@ private:
   bool useFMA;
   bool halfRateVectors;
   int64_t longReduction, l1Ways, l2Bytes, kUnroll;
+  /// The target tile's accumulator registers (kRunsFor).
+  int64_t accumulators;
+  /// The most runs of k a tile of this matmul took (kRunsFor), for
+  /// explainPlan.
+  int64_t kRunsTaken = 1;
   bool explain;
   SymbolTable &symbols;
   OpBuilder b;

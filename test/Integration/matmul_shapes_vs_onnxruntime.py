@@ -16,7 +16,8 @@ and a shared A against batched B, a matmul with a fused epilogue, a short
 reduction whose work items sweep along C's rows, matmuls big enough to run
 on the thread pool (each case runs on 1 and 2 threads), A a column slice
 of the input (a strided view, copied dense first), and attention scores
-against a transposed K (the transposing copy's whole and ragged blocks).
+against a transposed K (the transposing copy's whole and ragged blocks),
+and one or two rows against large constant weights (runs of k at once).
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -141,6 +142,15 @@ CASES = [
     # last block; with the epilogue on the last slice, and per batch element.
     ("long_k_swept_slices", [200, 1100], [1100, 100], True, True),
     ("long_k_swept_slices_runtime_b", [2, 96, 1100], [2, 1100, 72], False, False),
+    # One or two rows against constant B beyond half of L2 (a batch-1
+    # classifier): each tile runs 2-4 runs of k at once, their sums added
+    # after the loop; runs that leave steps over (300 / 4 = 75 steps a run
+    # in whole iterations of 2 or 4: 4 or 12 single steps after), a ragged
+    # last panel, the epilogue after the runs' sums; with a 4 KiB L2 the
+    # small B too, else only the large ones (more than half of 512 KiB).
+    ("row_runs_of_k", [1, 300], [300, 100], True, True),
+    ("row_runs_of_k_large_b", [1, 1030], [1030, 130], True, False),
+    ("two_rows_runs_of_k", [2, 520], [520, 300], True, True),
 ]
 
 # (name, A shape, B shape, B constant, first column of A in the wider input):

@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=6" -split-input-file | FileCheck %s --check-prefix=AVX2
 // RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
+// RUN: kiln-opt %s --kiln-lower-matmul="explain=true l2-bytes=32768" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNS-EXPLAIN
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=524288" -split-input-file | FileCheck %s --check-prefix=WSLICE
@@ -2216,6 +2217,59 @@ func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) 
       ins(%t : memref<2x9x3xf32>) outs(%y : memref<2x3x9xf32>) {
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// One row against compile-time packed B (a batch-1 classifier): each panel
+// is read once, by one tile. Where B (64 KB) outgrows half of L2 (a 32 KiB
+// L2), it streams from memory and the tile reads its panel at 4 places at
+// once: 4 runs of k (of the 16 accumulators the target's tile has, this
+// tile takes 2), each 64 steps of its own accumulators, added after the
+// loop. With B in a 2 MiB L2 the tile takes one run of 256 steps.
+// L2SMALL-LABEL: func.func @gemv_runs_of_k
+// L2SMALL: %[[BP:.*]] = memref.get_global @__constant_gemv_w_packed : memref<2x256x32xf32>
+// L2SMALL: %[[SUMS:.*]]:8 = scf.for %[[K:.*]] = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
+// L2SMALL: vector.load %[[BP]][%{{.*}}, %[[K]], %c0{{.*}}]
+// L2SMALL: %[[K1:.*]] = arith.addi %[[K]], %c64
+// L2SMALL: vector.load %[[BP]][%{{.*}}, %[[K1]], %c0{{.*}}]
+// L2SMALL: %[[K2:.*]] = arith.addi %[[K]], %c128
+// L2SMALL: vector.load %[[BP]][%{{.*}}, %[[K2]], %c0{{.*}}]
+// L2SMALL: %[[K3:.*]] = arith.addi %[[K]], %c192
+// L2SMALL: vector.load %[[BP]][%{{.*}}, %[[K3]], %c0{{.*}}]
+// L2SMALL: scf.yield
+// L2SMALL: %[[S0:.*]] = arith.addf %[[SUMS]]#0, %[[SUMS]]#2
+// L2SMALL: %[[S1:.*]] = arith.addf %[[SUMS]]#1, %[[SUMS]]#3
+// L2SMALL: %[[S2:.*]] = arith.addf %[[S0]], %[[SUMS]]#4
+// L2SMALL: %[[S3:.*]] = arith.addf %[[S1]], %[[SUMS]]#5
+// L2SMALL: %[[S4:.*]] = arith.addf %[[S2]], %[[SUMS]]#6
+// L2SMALL: %[[S5:.*]] = arith.addf %[[S3]], %[[SUMS]]#7
+// L2SMALL: vector.store %[[S4]]
+// L2SMALL: vector.store %[[S5]]
+// CHECK-LABEL: func.func @gemv_runs_of_k
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c256{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK-NOT: scf.for
+// CHECK: return
+// RUNS-EXPLAIN: remark: matmul: 1 x 256 x 64 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration of each of 4 runs of k at once; A read in place, B packed at compile time;
+// EXPLAIN: remark: matmul: 1 x 256 x 64 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A read in place,
+memref.global "private" constant @__constant_gemv_w : memref<256x64xf32> = dense<1.0>
+func.func @gemv_runs_of_k(%a: memref<1x256xf32>, %c: memref<1x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_gemv_w : memref<256x64xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x64xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x256xf32>, memref<256x64xf32>) outs(%c : memref<1x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }
