@@ -2485,12 +2485,8 @@ private:
     };
     size_t tileSize = init.size();
     SmallVector<Value> acc(init);
-    if (runs > 1) {
-      Value zero = arith::ConstantOp::create(
-          b, loc,
-          DenseElementsAttr::get(vectorType, b.getF32FloatAttr(0).getValue()));
-      acc.append((runs - 1) * tileSize, zero);
-    }
+    if (runs > 1)
+      acc.append((runs - 1) * tileSize, zeroVector(lanes));
     auto loop = [&](int64_t from, int64_t to, int64_t stride,
                     int64_t loopRuns) {
       if (from == to)
