@@ -797,7 +797,7 @@ private:
       countOf(os, kUnroll, "step", "steps");
       os << " of k an iteration";
       if (kRunsTaken > 1)
-        os << " of each of " << kRunsTaken << " runs of k at once";
+        os << " of each of up to " << kRunsTaken << " runs of k at once";
     } else if (tapRowTable) {
       countOf(os, shape.tapsPerRow, "tap", "taps");
       os << " (a window row) an iteration";
@@ -2892,8 +2892,8 @@ private:
   int64_t longReduction, l1Ways, l2Bytes, kUnroll;
   /// The target tile's accumulator registers (kRunsFor).
   int64_t accumulators;
-  /// The most runs of k a tile of this matmul took (kRunsFor), for
-  /// explainPlan.
+  /// The most runs of k a tile of this matmul took (kRunsFor: a ragged
+  /// panel's narrower tiles may take more), for explainPlan.
   int64_t kRunsTaken = 1;
   bool explain;
   SymbolTable &symbols;

@@ -2256,7 +2256,7 @@ func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) 
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c256{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
 // CHECK-NOT: scf.for
 // CHECK: return
-// RUNS-EXPLAIN: remark: matmul: 1 x 256 x 64 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration of each of 4 runs of k at once; A read in place, B packed at compile time;
+// RUNS-EXPLAIN: remark: matmul: 1 x 256 x 64 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration of each of up to 4 runs of k at once; A read in place, B packed at compile time;
 // EXPLAIN: remark: matmul: 1 x 256 x 64 (M x K x N); tile 8 x 32 (2 x 16 lanes), 1 step of k an iteration; A read in place,
 memref.global "private" constant @__constant_gemv_w : memref<256x64xf32> = dense<1.0>
 func.func @gemv_runs_of_k(%a: memref<1x256xf32>, %c: memref<1x64xf32>) {
@@ -2266,6 +2266,53 @@ func.func @gemv_runs_of_k(%a: memref<1x256xf32>, %c: memref<1x64xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<1x256xf32>, memref<256x64xf32>) outs(%c : memref<1x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Runs of k in iterations of 4 steps, with steps left over: 270 steps in 4
+// runs of 64 (67 rounded down to whole iterations), each iteration steps
+// k..k+3 of every run, each run's FMAs on its own accumulator (the 8
+// columns are one vector of a 16-column panel: B packed is 17 KB, more than
+// half of the 32 KiB L2); after the loop the runs' sums are added and the
+// 14 steps left over run singly on them.
+// UNROLL-LABEL: func.func @runs_of_k_left_over
+// UNROLL: %[[SUMS:.*]]:4 = scf.for %[[K:.*]] = %c0{{.*}} to %c64{{.*}} step %c4{{.*}} iter_args(%[[R0:.*]] = %{{.*}}, %[[R1:.*]] = %{{.*}}, %[[R2:.*]] = %{{.*}}, %[[R3:.*]] = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// UNROLL: %[[F0:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R0]]
+// UNROLL: %[[K64:.*]] = arith.addi %[[K]], %c64
+// UNROLL: %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R1]]
+// UNROLL: %[[K128:.*]] = arith.addi %[[K]], %c128
+// UNROLL: %[[F2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R2]]
+// UNROLL: %[[K192:.*]] = arith.addi %[[K]], %c192
+// UNROLL: %[[F3:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[R3]]
+// UNROLL: arith.addi %[[K]], %c1
+// UNROLL: vector.fma %{{.*}}, %{{.*}}, %[[F0]]
+// UNROLL: arith.addi %[[K]], %c195
+// UNROLL: scf.yield
+// UNROLL: %[[SUM:.*]] = arith.addf %[[SUMS]]#0, %[[SUMS]]#1
+// UNROLL: %[[SUM2:.*]] = arith.addf %[[SUM]], %[[SUMS]]#2
+// UNROLL: %[[SUM3:.*]] = arith.addf %[[SUM2]], %[[SUMS]]#3
+// UNROLL: scf.for %{{.*}} = %c256{{.*}} to %c270{{.*}} step %c1{{.*}} iter_args(%{{.*}} = %[[SUM3]]) -> (vector<8xf32>)
+// UNROLL-NOT: scf.for
+// UNROLL: return
+memref.global "private" constant @__constant_runs_w : memref<270x8xf32> = dense<1.0>
+func.func @runs_of_k_left_over(%a: memref<1x270xf32>, %c: memref<1x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_runs_w : memref<270x8xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<1x8xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<1x270xf32>, memref<270x8xf32>) outs(%c : memref<1x8xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
