@@ -147,7 +147,8 @@ CASES = [
     # after the loop; runs that leave steps over (300 / 4 = 75 steps a run
     # in whole iterations of 2 or 4: 4 or 12 single steps after), a ragged
     # last panel, the epilogue after the runs' sums; with a 4 KiB L2 the
-    # small B too, else only the large ones (more than half of 512 KiB).
+    # small B too, else the large ones where B outgrows half of the target's
+    # L2 (the 512 KiB configuration's; a host's L2 of 512 KiB or 1 MiB).
     ("row_runs_of_k", [1, 300], [300, 100], True, True),
     ("row_runs_of_k_large_b", [1, 1030], [1030, 130], True, False),
     ("two_rows_runs_of_k", [2, 520], [520, 300], True, True),
