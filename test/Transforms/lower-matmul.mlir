@@ -44,10 +44,23 @@
 // CHECK-COUNT-24: vector.shuffle
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]}
 // CHECK: vector.store %{{.*}}, %[[AP]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x512x8xf32>, vector<8xf32>
-// One full row tile: nothing to share, no prefetch.
-// CHECK-NOT: memref.prefetch
+// The one full row tile streams all of the next panel in (clamped to the
+// last), 32 floats a step from float k * 32 of it: two prefetches a step,
+// one per cache line. The ragged tile after it streams nothing.
 // CHECK: scf.for
+// CHECK: %[[NEXT:.*]] = arith.minui %{{.*}}, %c1
+// CHECK: %[[BASE:.*]] = arith.muli %[[NEXT]], %c16384
+// CHECK: %[[STEP:.*]] = arith.muli %{{.*}}, %c32
+// CHECK: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[STEP]]
+// CHECK: %[[FIRST:.*]] = arith.minui %[[OFFSET]], %c32767
+// CHECK: memref.prefetch %{{.*}}[%[[FIRST]]], read, locality<1>, data : memref<32768xf32>
+// CHECK: %[[LINE:.*]] = arith.addi %[[OFFSET]], %c16
+// CHECK: %[[SECOND:.*]] = arith.minui %[[LINE]], %c32767
+// CHECK: memref.prefetch %{{.*}}[%[[SECOND]]], read, locality<1>, data : memref<32768xf32>
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.load %[[BP]]
+// CHECK: scf.yield
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.broadcast
 // CHECK: vector.fma
 // CHECK: vector.constant_mask [8] : vector<16xi1>
