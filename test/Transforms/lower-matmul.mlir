@@ -54,6 +54,7 @@
 // CHECK: %[[OFFSET:.*]] = arith.addi %[[BASE]], %[[STEP]]
 // CHECK: %[[FIRST:.*]] = arith.minui %[[OFFSET]], %c32767
 // CHECK: memref.prefetch %{{.*}}[%[[FIRST]]], read, locality<1>, data : memref<32768xf32>
+// CHECK-NOT: memref.prefetch
 // CHECK: %[[LINE:.*]] = arith.addi %[[OFFSET]], %c16
 // CHECK: %[[SECOND:.*]] = arith.minui %[[LINE]], %c32767
 // CHECK: memref.prefetch %{{.*}}[%[[SECOND]]], read, locality<1>, data : memref<32768xf32>
@@ -1985,11 +1986,14 @@ func.func @windowed_rows_narrow_panel(%x: memref<20x49xf32>, %y: memref<40x9xf32
 // compute k in slices of whole channels, one parallel loop each: channels
 // 0-63, their sums stored into the product's temporary T (kept for them,
 // the ragged second panel masked), then 64-127 from T's sums, stored
-// transposed into Y. The default budget takes k whole.
+// transposed into Y. The default budget takes k whole. The full panel's
+// one row tile of 7 pixels streams the next panel's slice in, 32 floats a
+// tap: two prefetches.
 // WSLICE-LABEL: func.func @windowed_rows_k_slices
 // WSLICE: %[[T:.*]] = memref.alloc() : memref<9x40xf32>
 // WSLICE: scf.parallel
 // WSLICE: scf.for %{{.*}} = %c0{{.*}} to %c64{{.*}} step %c1{{.*}} iter_args
+// WSLICE-COUNT-2: memref.prefetch %{{.*}}, read, locality<1>, data : memref<73728xf32>
 // WSLICE: vector.store %{{.*}}, %[[T]][%{{.*}}, %{{.*}}] : memref<9x40xf32>, vector<16xf32>
 // WSLICE: vector.maskedstore %[[T]][%{{.*}}, %{{.*}}], %{{.*}}, %{{.*}} : memref<9x40xf32>
 // WSLICE: scf.parallel
