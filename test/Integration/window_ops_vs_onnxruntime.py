@@ -25,7 +25,9 @@ tiles, checked against ONNX Runtime:
 - a strided 1x1 convolution (one tap per row: not split);
 - 1x1 convolutions over long reductions (128 channels in or more, with
   --long-reduction=128), the input packed per call (per image over a batch
-  of large images) with the pixels as rows and with the channels as rows;
+  of large images) with the pixels as rows (the row tiles sharing cache
+  lines copied together, with the tiles left over and a ragged one) and
+  with the channels as rows;
 - a 1x1 convolution's groups of pixels run band by band ahead of the
   banded depthwise convolution that reads them;
 - depthwise convolutions (kiln-lower-depthwise): narrow planes whose rows
@@ -313,6 +315,19 @@ def pointwise_long_reductions_channels():
     return case
 
 
+def pointwise_long_reductions_ragged_groups():
+    # Pixels as rows at 11x11 (121 pixels), 128 -> 48 with ReLU: A (the
+    # input read transposed) packed per call with the row tiles whose values
+    # share a cache line copied together; on AVX2 (4-row tiles) 7 groups of
+    # 4 tiles, then the 2 tiles left over and the ragged tile of 1 row
+    # together.
+    case = Case("pointwise_long_reductions_ragged_groups", 128, 11, batch=1)
+    case.flags = ["--long-reduction=128"]
+    case.conv(48, 1)
+    case.op("Relu", [case.value])
+    return case
+
+
 def pointwise_relu_packed_by_items(name, size, out_channels):
     # A 1x1 convolution from 144 channels with its channels as rows and B
     # (the input, its pixels as columns) packed per call on full-rate FMAs
@@ -588,7 +603,8 @@ CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pi
          windowed_rows_sliced_input, channels_as_rows,
          strided_windows, average_pool, dilated_and_pointwise,
          pointwise_long_reductions, pointwise_long_reductions_batch,
-         pointwise_long_reductions_channels, pointwise_panels_packed_by_items,
+         pointwise_long_reductions_channels,
+         pointwise_long_reductions_ragged_groups, pointwise_panels_packed_by_items,
          pointwise_few_rows_packed_by_items,
          depthwise_narrow,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,

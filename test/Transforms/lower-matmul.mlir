@@ -369,12 +369,37 @@ func.func @transposed_a_prefetched(%a: memref<1x96x160xf32>, %c: memref<1x160x32
 
 // A transposed A whose rows (here the M = 512 floats of one k) are 2 KiB
 // apart is packed per call like any other A: a tile's 8 values of one k
-// are consecutive, one vector copy.
+// are consecutive, one vector copy. The tiles whose values share a cache
+// line (2 of 8 rows) are copied together, k by k.
 // CHECK-LABEL: func.func @transposed_a_packed
 // CHECK: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64x4x8xf32>
-// CHECK: %[[V:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<4x512xf32>, vector<8xf32>
-// CHECK: vector.store %[[V]], %[[AP]]
+// CHECK: scf.parallel (%[[G:.*]]) = (%{{.*}}) to (%c32
+// CHECK: %[[T0:.*]] = arith.muli %[[G]], %c2
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %c4
+// CHECK: %[[V0:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<4x512xf32>, vector<8xf32>
+// CHECK: vector.store %[[V0]], %[[AP]][%[[T0]], %[[K]], %{{.*}}]
+// CHECK: %[[T1:.*]] = arith.addi %[[T0]], %c1
+// CHECK: %[[V1:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<4x512xf32>, vector<8xf32>
+// CHECK: vector.store %[[V1]], %[[AP]][%[[T1]], %[[K]], %{{.*}}]
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.reduce
 // CHECK: vector.fma
+// 6-row tiles (AVX2): 42 groups of 2 tiles, then tile 84 and the ragged
+// tile 85 (2 of its 6 rows loaded, 6 stored: zeros past M) together.
+// AVX2-LABEL: func.func @transposed_a_packed
+// AVX2: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<86x4x6xf32>
+// AVX2: scf.parallel ({{.*}}) = ({{.*}}) to (%c42
+// AVX2: } {kiln.work
+// AVX2: scf.for %[[K:.*]] = %{{.*}} to %c4
+// AVX2: %[[WHOLE:.*]] = vector.constant_mask [6]
+// AVX2: %[[V0:.*]] = vector.maskedload %arg0[{{.*}}], %[[WHOLE]]
+// AVX2: vector.maskedstore %[[AP]][%c84, %[[K]], %{{.*}}], %{{.*}}, %[[V0]]
+// AVX2: %[[T1:.*]] = arith.addi %c84, %c1
+// AVX2: %[[RAGGED:.*]] = vector.constant_mask [2]
+// AVX2: %[[V1:.*]] = vector.maskedload %arg0[{{.*}}], %[[RAGGED]]
+// AVX2: %[[STORED:.*]] = vector.constant_mask [6]
+// AVX2: vector.maskedstore %[[AP]][%[[T1]], %[[K]], %{{.*}}], %[[STORED]], %[[V1]]
+// AVX2-NEXT: }
 func.func @transposed_a_packed(%a: memref<4x512xf32>, %b: memref<4x16xf32>, %c: memref<512x16xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
