@@ -139,6 +139,14 @@ constexpr size_t kEpilogueChains = 12;
 constexpr int64_t kMaxKRuns = 4;
 constexpr int64_t kMinKRunSteps = 64;
 
+/// The fewest groups of row tiles a transposed A's pack splits into
+/// (packTransposedA) where it has the tiles, so that threads share it
+/// evenly: 960 -> 160 at 7x7 (12 tiles), 1 thread on Zen 3, ran 4% faster
+/// in 3 groups of 4 than tile by tile, but 2 threads 4-10% slower (2 groups
+/// against 1); in 6 groups of 2, within noise either way. 8 groups keep it
+/// tile by tile; 14x14 planes (49 tiles) take groups of 4.
+constexpr int64_t kMinPackGroups = 8;
+
 /// How far ahead (in panels) a tile prefetches a B it reads in place
 /// (prefetchAhead): 1 to 3 measured alike, 8 too far.
 constexpr int64_t kPrefetchPanels = 2;
@@ -1782,15 +1790,19 @@ private:
 
   /// packA of a transposed A (A^T[k][m], a 1x1 convolution's input with the
   /// pixels as rows) from `base`, the tiles' MR values of each k loaded as
-  /// `block` lanes: the tiles whose values share a cache line of a row of
-  /// A^T are copied together, k by k, so each line comes into L1 once, not
-  /// once per tile (a row of A^T is a plane: 784 bytes at 14 x 14, and a
-  /// tile's K lines of 576 channels outgrow L1 before the next tile reads
-  /// the rest of them). MobileNetV2's 576 -> 96 projection at 14 x 14, 1
-  /// thread on Zen 3: the pack took 10% of the matmul's time.
+  /// `block` lanes: groups of tiles that cover up to a cache line's worth of
+  /// a row of A^T (4 of 4 rows, 3 of 5, 2 of 6 to 8) are copied together, k
+  /// by k (at least kMinPackGroups groups), so a line comes into L1 once or
+  /// twice (twice where a group straddles lines: rows not 64-byte aligned,
+  /// or tiles of 3, 5, 6 or 7 rows), not once per tile (a row of A^T is a
+  /// plane: 784 bytes at 14 x 14, and a tile's K lines of 576 channels
+  /// outgrow L1 before the next tile reads the rest of them). MobileNetV2's
+  /// 576 -> 96 projection at 14 x 14, 1 thread on Zen 3: the pack took 10%
+  /// of the matmul's time, 8.5% in groups.
   void packTransposedA(Value base, int64_t block) {
     int64_t fullTiles = shape.m / mr;
-    int64_t perGroup = std::max<int64_t>(1, kFloatsPerLine / mr);
+    int64_t perGroup =
+        std::clamp<int64_t>(fullTiles / kMinPackGroups, 1, kFloatsPerLine / mr);
     auto copyTiles = [&](Value firstTile, int64_t tiles, int64_t lastRows) {
       forLoop(0, shape.k, 1, [&](Value k) {
         for (int64_t t = 0; t < tiles; ++t) {

@@ -316,12 +316,12 @@ def pointwise_long_reductions_channels():
 
 
 def pointwise_long_reductions_ragged_groups():
-    # Pixels as rows at 11x11 (121 pixels), 128 -> 48 with ReLU: A (the
+    # Pixels as rows at 13x13 (169 pixels), 128 -> 48 with ReLU: A (the
     # input read transposed) packed per call with the row tiles whose values
-    # share a cache line copied together; on AVX2 (4-row tiles) 7 groups of
-    # 4 tiles, then the 2 tiles left over and the ragged tile of 1 row
+    # share a cache line copied together; on AVX2 (4-row tiles) 10 groups
+    # of 4 tiles, then the 2 tiles left over and the ragged tile of 1 row
     # together.
-    case = Case("pointwise_long_reductions_ragged_groups", 128, 11, batch=1)
+    case = Case("pointwise_long_reductions_ragged_groups", 128, 13, batch=1)
     case.flags = ["--long-reduction=128"]
     case.conv(48, 1)
     case.op("Relu", [case.value])
