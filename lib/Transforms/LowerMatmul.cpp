@@ -2309,9 +2309,7 @@ private:
         epilogue->prefetch(b, loc, add(row0, r), col0, width);
 
     SmallVector<Value> init;
-    Value zero = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(vectorType, b.getF32FloatAttr(0).getValue()));
+    Value zero = zeroVector(lanes);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         if (zeroInit && firstSlice()) {
