@@ -4,6 +4,7 @@
 // RUN: kiln-opt %s --kiln-lower-window-ops="prefetch-min-bytes=8388608" --canonicalize -split-input-file | FileCheck %s --check-prefix=NONE
 // RUN: kiln-opt %s --kiln-lower-matmul -split-input-file | FileCheck %s --check-prefix=PRODUCER
 // RUN: kiln-opt %s --kiln-lower-matmul --kiln-lower-window-ops -split-input-file | FileCheck %s --check-prefix=INTERLEAVE
+// RUN: kiln-opt %s --kiln-lower-matmul --kiln-lower-window-ops="prefetch-min-bytes=1024" -split-input-file | FileCheck %s --check-prefix=BANDED-INPUT
 
 // 7x7 planes, 3x3, stride 1, the input zero-padded by a tensor.pad (alloc,
 // fill, copy into a subview): the copy goes, each plane is copied from the
@@ -383,6 +384,13 @@ func.func @large_input_prefetched(%x: memref<2x48x112x112xf32>, %w: memref<48x3x
 // INTERLEAVE-NOT: scf.parallel
 // INTERLEAVE-NOT: linalg.depthwise_conv_2d_nchw_chw
 // INTERLEAVE: return
+// Each band's input was just written by the matmul's groups (in L2): it is
+// not prefetched as it is laid out, however large (here above the RUN
+// line's 1 KiB; the matmul's own prefetches of its B stay).
+// BANDED-INPUT-LABEL: func.func @expansion_then_depthwise
+// BANDED-INPUT: memref.prefetch {{.*}} : memref<4x3136xf32>
+// BANDED-INPUT-NOT: memref.prefetch {{.*}} : memref<25088xf32>
+// BANDED-INPUT: return
 memref.global "private" constant @__constant_expand_w : memref<8x4xf32> = dense<0.5>
 func.func @expansion_then_depthwise(%x: memref<1x4x56x56xf32>, %bias: memref<8x1x1xf32>, %w: memref<8x3x3xf32>, %y: memref<1x8x56x56xf32>) {
   %zero = arith.constant 0.0 : f32
