@@ -466,7 +466,7 @@ private:
     std::optional<BandedProducer> producer;
     if (bands > 1)
       producer = findBandedProducer();
-    setUpInputPrefetch(/*inputInL2=*/producer.has_value());
+    setUpInputPrefetch(/*writtenByBands=*/producer.has_value());
     target = epilogue ? epilogue->output() : planeView(op.getDpsInits()[0]);
     if (kind == WindowKind::DepthwiseConv)
       filters = memref::CollapseShapeOp::create(
@@ -814,15 +814,16 @@ private:
 
   /// Whether the input is prefetched as it is laid out (prefetchInput): when
   /// it is large enough to come from memory, not when a banded producer
-  /// writes each band's input just before the band reads it (`inputInL2`).
+  /// writes each band's input just before the band reads it
+  /// (`writtenByBands`: the band's rows are still in the caches, L2 or L3).
   /// MobileNetV2's 16 -> 96 expansion at 112 x 112 and the 3x3 / 2 after
   /// it, band by band, on Zen 3 (1 thread, alternated runs): 743 -> 696 us
   /// without the prefetches; MobileNetV2 b1 0.75% faster (0.2% on 2
   /// threads), b8 0.7% (1.1%).
-  void setUpInputPrefetch(bool inputInL2) {
+  void setUpInputPrefetch(bool writtenByBands) {
     auto sourceType = cast<MemRefType>(source.getType());
     prefetchesInput =
-        !inputInL2 && prefetchMinBytes > 0 &&
+        !writtenByBands && prefetchMinBytes > 0 &&
         sourceType.getNumElements() * 4 >= prefetchMinBytes &&
         memref::CollapseShapeOp::isGuaranteedCollapsible(sourceType, {{0, 1}});
     if (prefetchesInput)
@@ -840,7 +841,8 @@ private:
   /// in MobileNetV2 b8 3.10 -> 2.58 (its window ops 10-36% faster, the
   /// model ~4%); ResNet-style b1's max pool over 3.2 MB 294 -> 228 us.
   /// MobileNetV2 b1's 3x3 layers over 1.6-1.8 MB, still in the caches,
-  /// ran 8-15% slower with it (hence prefetch-min-bytes). Intel's cores
+  /// ran 8-15% slower with it (hence prefetch-min-bytes), and an input a
+  /// banded producer writes takes none (setUpInputPrefetch). Intel's cores
   /// do not take it (kiln::cpu::windowPrefetchMinBytes).
   void prefetchInput(Value plane, Value at) {
     if (!prefetchesInput)

@@ -320,6 +320,8 @@ func.func @images_not_banded(%x: memref<2x2x58x58xf32>, %w: memref<2x3x3xf32>, %
 // AVX2-LABEL: func.func @large_input_prefetched
 // AVX2: memref.prefetch
 // With prefetch-min-bytes=0 (Intel's cores) or above its 4.8 MB, none.
+// BANDED-INPUT-LABEL: func.func @large_input_prefetched
+// BANDED-INPUT: memref.prefetch {{.*}} : memref<1204224xf32>
 // NONE-LABEL: func.func @large_input_prefetched
 // NONE-NOT: memref.prefetch
 // NONE: vector.shuffle
@@ -384,10 +386,12 @@ func.func @large_input_prefetched(%x: memref<2x48x112x112xf32>, %w: memref<48x3x
 // INTERLEAVE-NOT: scf.parallel
 // INTERLEAVE-NOT: linalg.depthwise_conv_2d_nchw_chw
 // INTERLEAVE: return
-// Each band's input was just written by the matmul's groups (in L2): it is
-// not prefetched as it is laid out, however large (here above the RUN
-// line's 1 KiB; the matmul's own prefetches of its B stay).
+// Each band's input was just written by the matmul's groups (still in the
+// caches): it is not prefetched as it is laid out, however large (here
+// above the RUN line's 1 KiB, which @large_input_prefetched takes; the
+// matmul's own prefetches of its B stay).
 // BANDED-INPUT-LABEL: func.func @expansion_then_depthwise
+// BANDED-INPUT-NOT: memref.prefetch {{.*}} : memref<25088xf32>
 // BANDED-INPUT: memref.prefetch {{.*}} : memref<4x3136xf32>
 // BANDED-INPUT-NOT: memref.prefetch {{.*}} : memref<25088xf32>
 // BANDED-INPUT: return

@@ -295,8 +295,9 @@ def LowerWindowOps : Pass<"kiln-lower-window-ops", "::mlir::ModuleOp"> {
     Option<"prefetchMinBytes", "prefetch-min-bytes", "int64_t",
            /*default=*/"2097152",
            "The smallest input (all its planes, bytes) whose plane layout "
-           "prefetches it 8 KiB ahead; 0: none (kiln-compile gives the "
-           "target's: 2 MiB, none on Intel's cores)">,
+           "prefetches it 8 KiB ahead, unless a banded producer writes it; "
+           "0: none (kiln-compile gives the target's: 2 MiB, none on "
+           "Intel's cores)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
