@@ -3,6 +3,7 @@
 // RUN: kiln-opt %s --kiln-lower-matmul="half-rate-vectors=true" -split-input-file | FileCheck %s --check-prefix=HALF
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=32768" -split-input-file | FileCheck %s --check-prefix=L2SMALL
 // RUN: kiln-opt %s --kiln-lower-matmul="explain=true l2-bytes=32768" -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=RUNS-EXPLAIN
+// RUN: kiln-opt %s --kiln-lower-matmul="lanes=8 rows=4 long-reduction=128" -split-input-file | FileCheck %s --check-prefix=FEWTILES
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=1048576 l1-ways=12" -split-input-file | FileCheck %s --check-prefix=SLICE
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=409600" -split-input-file | FileCheck %s --check-prefix=SLICEB
 // RUN: kiln-opt %s --kiln-lower-matmul="l2-bytes=524288" -split-input-file | FileCheck %s --check-prefix=WSLICE
@@ -2355,6 +2356,37 @@ func.func @runs_of_k_left_over(%a: memref<1x270xf32>, %c: memref<1x8xf32>) {
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %w : memref<1x270xf32>, memref<270x8xf32>) outs(%c : memref<1x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (k, m)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// A transposed A of only 12 row tiles (4 rows, packed from K = 256 with
+// long-reduction=128) keeps kMinPackGroups groups: 3 groups of 4 tiles
+// would leave 2 threads unevenly loaded, so it packs tile by tile, one
+// vector copy per k.
+// FEWTILES-LABEL: func.func @transposed_a_few_tiles
+// FEWTILES: %[[AP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<12x256x4xf32>
+// FEWTILES: scf.parallel (%[[G:.*]]) = (%{{.*}}) to (%c12
+// FEWTILES: %[[T:.*]] = arith.muli %[[G]], %c1
+// FEWTILES: scf.for %[[K:.*]] = %{{.*}} to %c256
+// FEWTILES: %[[V:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<256x48xf32>, vector<4xf32>
+// FEWTILES: vector.store %[[V]], %[[AP]][%[[T]], %[[K]], %{{.*}}]
+// FEWTILES-NEXT: }
+// FEWTILES-NEXT: scf.reduce
+func.func @transposed_a_few_tiles(%a: memref<256x48xf32>, %b: memref<256x16xf32>, %c: memref<48x16xf32>) {
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<256x48xf32>, memref<256x16xf32>) outs(%c : memref<48x16xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
