@@ -2433,15 +2433,15 @@ private:
       storeRowsLast(applied, rows, width, row0, col0);
       return;
     }
+    if (applies && epilogue->getPitch()) {
+      storeSlicedTile(applied, rows, vectors, row0, col0);
+      return;
+    }
     Value target = applies ? epilogue->output() : sumsBuffer();
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < vectors; ++j) {
         Value acc = applied[r * vectors + j];
         Value row = add(row0, r);
-        if (applies && epilogue->getPitch()) {
-          storeSlicedLines(acc, row, column(j));
-          continue;
-        }
         SmallVector<Value, 2> at{row, column(j)};
         Value mask_ = partial(j) ? mask : Value();
         if (finishes && permuted) {
@@ -2840,6 +2840,46 @@ private:
         /*constant=*/true, IntegerAttr());
     symbols.insert(global);
     return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+  }
+
+  /// Stores a rows x vectors tile of C at (row0, col0) through an epilogue
+  /// that keeps the first `width` of each `pitch`-long line (an implicit
+  /// GEMM's output over the input's row pitch). Most tiles lie inside one
+  /// line's kept part (79% of the 3-vector tiles of MobileNetV2's stem, 112
+  /// of each 113): one test for the whole tile and plain stores, rather
+  /// than each vector's line, test and branch (storeSlicedLines), which
+  /// took a quarter of that stem's time (its K is 27). Tiles wider than a
+  /// line's kept part always take the per-vector path.
+  void storeSlicedTile(ArrayRef<Value> sums, int64_t rows, int64_t vectors,
+                       Value row0, Value col0) {
+    auto storeEachVector = [&] {
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < vectors; ++j)
+          storeSlicedLines(sums[r * vectors + j], add(row0, r),
+                           add(col0, j * lanes));
+    };
+    int64_t pitch = epilogue->getPitch(), width = epilogue->getWidth();
+    if (vectors * lanes > width)
+      return storeEachVector();
+    Value line = arith::DivUIOp::create(b, loc, col0, index(pitch));
+    Value at = arith::RemUIOp::create(b, loc, col0, index(pitch));
+    Value inLine =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                              add(at, vectors * lanes), index(width));
+    auto split = scf::IfOp::create(b, loc, inLine, /*withElse=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(split.thenBlock()->getTerminator());
+    Value outColumn0 = add(mul(line, width), at);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < vectors; ++j) {
+        Value row = add(row0, r), outColumn = add(outColumn0, j * lanes);
+        vector::StoreOp::create(b, loc,
+                                epilogue->apply(b, loc, sums[r * vectors + j],
+                                                row, outColumn, Value()),
+                                epilogue->output(), ValueRange{row, outColumn});
+      }
+    b.setInsertionPoint(split.elseBlock()->getTerminator());
+    storeEachVector();
   }
 
   /// Stores the vector of C at (row, column) through an epilogue that keeps

@@ -913,6 +913,21 @@ func.func @result_read_twice(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %y: me
 // 2, 18, ... 38). The epilogue reads the first 16 of each 18 columns: each
 // vector is stored as two runs (this line's kept lanes, the next line's),
 // with masks made at run time, the bias added on the registers.
+// With 8 lanes, a tile's 2 vectors fit in a line's kept part: a tile inside
+// one line (one test) is stored with plain stores, the others vector by
+// vector as above.
+// AVX2-LABEL: func.func @implicit_gemm
+// AVX2: %[[SUMS:.*]]:12 = scf.for
+// AVX2: %[[LINE:.*]] = arith.divui %[[COL:.*]], %c18
+// AVX2: %[[AT:.*]] = arith.remui %[[COL]], %c18
+// AVX2: %[[END:.*]] = arith.addi %[[AT]], %c16
+// AVX2: %[[IN:.*]] = arith.cmpi ule, %[[END]], %c16
+// AVX2: scf.if %[[IN]] {
+// AVX2-NOT: maskedstore
+// AVX2-COUNT-12: vector.store
+// AVX2-NOT: maskedstore
+// AVX2: } else {
+// AVX2: vector.maskedstore
 // With 3 vectors per row (AVX-512 on full-rate cores), 8 x 48 tiles: 24
 // accumulators, 3 B loads a step.
 // WIDE-LABEL: func.func @implicit_gemm
