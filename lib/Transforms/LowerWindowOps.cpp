@@ -899,17 +899,25 @@ private:
       prefetchInput(plane, at);
       if (count > lanes)
         prefetchInput(plane, add(at, lanes));
-      Value low = load(source, {plane, at}, std::min(count, lanes));
-      Value high = count > lanes ? load(source, {plane, add(at, lanes)},
-                                        std::min(count - lanes, lanes))
-                                 : zeroVector();
+      Value low, high;
+      ArrayRef<int64_t> evenLanes = evens, oddLanes = odds;
+      if (count == 2 * lanes && lanes == 8) {
+        std::tie(low, high) = loadQuarters(plane, at);
+        evenLanes = kInLaneEvens;
+        oddLanes = kInLaneOdds;
+      } else {
+        low = load(source, {plane, at}, std::min(count, lanes));
+        high = count > lanes ? load(source, {plane, add(at, lanes)},
+                                    std::min(count - lanes, lanes))
+                             : zeroVector();
+      }
       Value half = arith::DivUIOp::create(b, loc, x0, index(2));
       for (int64_t parity = 0; parity < 2; ++parity) {
         int64_t kept = (count - parity + 1) / 2;
         if (kept <= 0)
           continue;
-        Value lanesOf =
-            vector::ShuffleOp::create(b, loc, low, high, parity ? odds : evens);
+        Value lanesOf = vector::ShuffleOp::create(
+            b, loc, low, high, parity ? oddLanes : evenLanes);
         int64_t padded = layout.left + parity;
         Value column = add(arith::AddIOp::create(b, loc, rowBase, half),
                            layout.phaseOffset(0, padded % 2) + padded / 2);
@@ -921,6 +929,23 @@ private:
     if (columns % (2 * lanes))
       chunk(index(full * 2 * lanes), columns % (2 * lanes));
   }
+
+  /// 16 floats from `at` as two 8-lane vectors, [0..3, 8..11] and
+  /// [4..7, 12..15] (four 4-lane loads), so that an in-lane shuffle
+  /// (vshufps) of the two gives the even or the odd floats in order.
+  std::pair<Value, Value> loadQuarters(Value plane, Value at) {
+    auto quarterType = VectorType::get({4}, f32);
+    SmallVector<Value, 4> quarters;
+    for (int64_t q = 0; q < 4; ++q)
+      quarters.push_back(vector::LoadOp::create(
+          b, loc, quarterType, source, ValueRange{plane, add(at, 4 * q)}));
+    SmallVector<int64_t> concat{0, 1, 2, 3, 4, 5, 6, 7};
+    return {
+        vector::ShuffleOp::create(b, loc, quarters[0], quarters[2], concat),
+        vector::ShuffleOp::create(b, loc, quarters[1], quarters[3], concat)};
+  }
+  static constexpr int64_t kInLaneEvens[8] = {0, 2, 8, 10, 4, 6, 12, 14};
+  static constexpr int64_t kInLaneOdds[8] = {1, 3, 9, 11, 5, 7, 13, 15};
 
   /// The plane's outputs in groups [range.firstGroup, range.endGroup).
   void computePlane(Value plane, Value channel, const BandRange &range) {

@@ -114,7 +114,24 @@ func.func @narrow_planes(%x: memref<1x2x7x7xf32>, %bias: memref<2x1x1xf32>, %y: 
 // CHECK: vector.fma
 // CHECK: vector.maskedstore %{{.*}}[%[[PLANE]],
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
+// With 8 lanes, a full chunk of 16 columns is read as four quarters, paired
+// (0, 2) and (1, 3) so that in-lane shuffles (vshufps, no cross-lane
+// vpermpd) give the even and the odd columns in order; the last 7 columns
+// are one vector shuffled with zeros.
 // AVX2-LABEL: func.func @strided
+// AVX2: scf.for
+// AVX2: %[[Q0:.*]] = vector.load %{{.*}}[%{{.*}}, %[[AT:.*]]] : memref<6x1600xf32>, vector<4xf32>
+// AVX2: %[[AT4:.*]] = arith.addi %[[AT]], %c4
+// AVX2-NEXT: %[[Q1:.*]] = vector.load %{{.*}}[%{{.*}}, %[[AT4]]] : memref<6x1600xf32>, vector<4xf32>
+// AVX2: %[[AT8:.*]] = arith.addi %[[AT]], %c8
+// AVX2-NEXT: %[[Q2:.*]] = vector.load %{{.*}}[%{{.*}}, %[[AT8]]] : memref<6x1600xf32>, vector<4xf32>
+// AVX2: %[[AT12:.*]] = arith.addi %[[AT]], %c12
+// AVX2-NEXT: %[[Q3:.*]] = vector.load %{{.*}}[%{{.*}}, %[[AT12]]] : memref<6x1600xf32>, vector<4xf32>
+// AVX2-NEXT: %[[LOW:.*]] = vector.shuffle %[[Q0]], %[[Q2]] [0, 1, 2, 3, 4, 5, 6, 7]
+// AVX2-NEXT: %[[HIGH:.*]] = vector.shuffle %[[Q1]], %[[Q3]] [0, 1, 2, 3, 4, 5, 6, 7]
+// AVX2: vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 8, 10, 4, 6, 12, 14]
+// AVX2: vector.shuffle %[[LOW]], %[[HIGH]] [1, 3, 9, 11, 5, 7, 13, 15]
+// AVX2: vector.load %{{.*}} : memref<6x1600xf32>, vector<7xf32>
 // AVX2: vector.shuffle {{.*}} [0, 2, 4, 6, 8, 10, 12, 14]
 // AVX2: vector.shuffle {{.*}} [1, 3, 5, 7, 9, 11, 13, 15]
 func.func @strided(%x: memref<2x3x40x40xf32>, %w: memref<3x3x3xf32>, %y: memref<2x3x19x19xf32>) {
