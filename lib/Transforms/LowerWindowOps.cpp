@@ -886,7 +886,10 @@ private:
 
   /// Stride 2: input column x goes to phase (x + left) mod 2, column
   /// (x + left) / 2. Chunks of 2 * lanes columns: even and odd ones by two
-  /// shuffles, each stored at once.
+  /// shuffles, each stored at once. A full chunk of 8-lane vectors is read
+  /// as quarters (loadQuarters), whose in-lane shuffles need no cross-lane
+  /// vpermpd after them: MobileNetV2's 3x3 / 2 over 96 x 112 x 112, Zen 3,
+  /// 1 thread, 6% faster.
   void deinterleaveRow(Value plane, Value inRow, Value rowBase,
                        int64_t columns) {
     SmallVector<int64_t> evens, odds;
