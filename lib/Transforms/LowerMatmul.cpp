@@ -2434,7 +2434,7 @@ private:
       return;
     }
     if (applies && epilogue->getPitch()) {
-      storeSlicedTile(applied, rows, vectors, row0, col0);
+      storeSlicedTile(applied, rows, vectors, row0, col0, mask);
       return;
     }
     Value target = applies ? epilogue->output() : sumsBuffer();
@@ -2845,22 +2845,27 @@ private:
   /// Stores a rows x vectors tile of C at (row0, col0) through an epilogue
   /// that keeps the first `width` of each `pitch`-long line (an implicit
   /// GEMM's output over the input's row pitch). Most tiles lie inside one
-  /// line's kept part (79% of the 3-vector tiles of MobileNetV2's stem, 112
-  /// of each 113): one test for the whole tile and plain stores, rather
-  /// than each vector's line, test and branch (storeSlicedLines), which
-  /// took a quarter of that stem's time (its K is 27). Tiles wider than a
-  /// line's kept part always take the per-vector path.
+  /// line's kept part (79% of the 4 x 24 AVX2 tiles of MobileNetV2's stem,
+  /// whose lines keep 112 of each 113 columns): one test for the whole tile
+  /// and plain stores, rather than each vector's line, test and branch
+  /// (storeSlicedLines), which took a quarter of that stem's time (its K is
+  /// 27). Tiles wider than a line's kept part, and a ragged panel's masked
+  /// tiles (whose last vector reaches past the last line), take the
+  /// per-vector path.
   void storeSlicedTile(ArrayRef<Value> sums, int64_t rows, int64_t vectors,
-                       Value row0, Value col0) {
+                       Value row0, Value col0, Value mask) {
     auto storeEachVector = [&] {
-      for (int64_t r = 0; r < rows; ++r)
+      for (int64_t r = 0; r < rows; ++r) {
+        Value row = add(row0, r);
         for (int64_t j = 0; j < vectors; ++j)
-          storeSlicedLines(sums[r * vectors + j], add(row0, r),
-                           add(col0, j * lanes));
+          storeSlicedLines(sums[r * vectors + j], row, add(col0, j * lanes));
+      }
     };
     int64_t pitch = epilogue->getPitch(), width = epilogue->getWidth();
-    if (vectors * lanes > width)
-      return storeEachVector();
+    if (mask || vectors * lanes > width) {
+      storeEachVector();
+      return;
+    }
     Value line = arith::DivUIOp::create(b, loc, col0, index(pitch));
     Value at = arith::RemUIOp::create(b, loc, col0, index(pitch));
     Value inLine =

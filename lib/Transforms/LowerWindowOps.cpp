@@ -947,6 +947,7 @@ private:
         vector::ShuffleOp::create(b, loc, quarters[0], quarters[2], concat),
         vector::ShuffleOp::create(b, loc, quarters[1], quarters[3], concat)};
   }
+  /// The even and the odd floats of loadQuarters' pair, in order.
   static constexpr int64_t kInLaneEvens[8] = {0, 2, 8, 10, 4, 6, 12, 14};
   static constexpr int64_t kInLaneOdds[8] = {1, 3, 9, 11, 5, 7, 13, 15};
 

@@ -100,8 +100,9 @@ func.func @narrow_planes(%x: memref<1x2x7x7xf32>, %bias: memref<2x1x1xf32>, %y: 
 // -----
 
 // Stride 2 without padding, 2 images of 3 channels (6 planes, channel =
-// plane mod 3): each input row of 40 columns is deinterleaved into the two
-// column phases by even/odd shuffles (one full chunk of 32, then 8 columns),
+// plane mod 3): each input row (39 of its 40 columns read) is deinterleaved
+// into the two column phases by even/odd shuffles (one full chunk of 32,
+// then 7 columns),
 // rows going to the row phase plane (row mod 2). Without an epilogue, the
 // output is stored as is.
 // CHECK-LABEL: func.func @strided
