@@ -28,6 +28,9 @@
 //    serves (3x3 over 8 rows: 30 loads, not 72);
 //  * the epilogue (bias, ReLU6, residual, an average pool's division:
 //    kiln::Epilogue) is applied on the register before the store.
+// Small planes of one phase (7x7) are laid out one plane ahead, alternately
+// into two buffers, so that a plane's taps do not wait on the stores of
+// its own layout (layOutAhead).
 // The buffer's padding (0, or -inf for max pooling) is written once per
 // task; only the plane's interior is rewritten per channel (a copy for
 // stride 1, a deinterleave by shuffles for stride 2 along the row; with one
@@ -82,6 +85,10 @@ constexpr int64_t kMaxSharedRows = 8;
 /// Thread-pool tasks at most (each takes a range of channel planes and
 /// writes its buffer's padding once).
 constexpr int64_t kTasks = 64;
+
+/// Planes of one phase (stride 1) with at most this many outputs are laid
+/// out one plane ahead, into a second buffer (layOutAhead).
+constexpr int64_t kMaxLaidOutAheadOutputs = 64;
 
 /// Output planes with at least this many rows are split into kBands bands
 /// of rows (bandCount).
@@ -510,9 +517,15 @@ private:
     Value task = parallel.getInductionVars()[0];
     Value planeTask =
         band ? task : arith::RemUIOp::create(b, loc, task, index(planeTasks));
-    buffer = memref::AllocaOp::create(
-        b, loc, MemRefType::get({layout.length}, f32), b.getI64IntegerAttr(64));
-    fillPadding();
+    auto newBuffer = [&] {
+      buffer = memref::AllocaOp::create(b, loc,
+                                        MemRefType::get({layout.length}, f32),
+                                        b.getI64IntegerAttr(64));
+      fillPadding();
+      return buffer;
+    };
+    Value otherBuffer = layOutAhead() ? newBuffer() : Value();
+    newBuffer();
     int64_t planes = planeCount();
     Value first = arith::DivUIOp::create(b, loc, mul(planeTask, planes),
                                          index(planeTasks));
@@ -523,11 +536,13 @@ private:
       BandRange range = bandRange(which, bands);
       if (bands > 1)
         fillRowsPastBand(range);
+      if (otherBuffer) {
+        emitPlanesLaidOutAhead(first, last, range, otherBuffer);
+        return;
+      }
       forLoop(first, last, [&](Value plane) {
         layOutPlane(plane, range);
-        computePlane(plane,
-                     arith::RemUIOp::create(b, loc, plane, index(channels())),
-                     range);
+        computePlane(plane, channelOf(plane), range);
       });
     };
     if (band) {
@@ -547,6 +562,61 @@ private:
     }
   }
 
+  /// Whether planes are laid out one ahead (emitPlanesLaidOutAhead): small
+  /// planes of one phase, whose layout and taps (~220 instructions for 7x7)
+  /// fit in the out-of-order window. Their taps' vector loads span rows the
+  /// layout has just stored, which store forwarding cannot serve: they wait
+  /// for those stores to reach L1, and with one buffer those stores follow
+  /// the previous plane's work in program order, so the planes run one
+  /// after the other. MobileNetV2's 3x3 over 960 x 7 x 7, Zen 3, 1 thread,
+  /// in the model: 33.3 -> 24.3 us (each of 3 layers). Larger planes, and
+  /// stride 2's phases, have enough work of their own: 14 x 14, 28 x 28 and
+  /// stride-2 planes ran 3-11% slower laid out ahead.
+  bool layOutAhead() const {
+    return layout.strideH == 1 && layout.strideW == 1 && bandCount() == 1 &&
+           layout.outHeight * layout.outWidth <= kMaxLaidOutAheadOutputs;
+  }
+
+  /// Planes [first, last) of `range` in pairs, the next plane laid out
+  /// before this one's taps, alternately into `buffer` and `otherBuffer`.
+  void emitPlanesLaidOutAhead(Value first, Value last, const BandRange &range,
+                              Value otherBuffer) {
+    Value buffers[2] = {buffer, otherBuffer};
+    auto layOut = [&](Value plane, int64_t parity) {
+      buffer = buffers[parity];
+      layOutPlane(plane, range);
+    };
+    auto compute = [&](Value plane, int64_t parity) {
+      buffer = buffers[parity];
+      computePlane(plane, channelOf(plane), range);
+    };
+    ifBelow(first, last, [&] { layOut(first, 0); });
+    Value pairs = arith::DivUIOp::create(
+        b, loc, add(arith::SubIOp::create(b, loc, last, first), 1), index(2));
+    forLoop(index(0), pairs, [&](Value pair) {
+      Value plane = arith::AddIOp::create(b, loc, first, mul(pair, 2));
+      Value next = add(plane, 1), afterNext = add(plane, 2);
+      ifBelow(next, last, [&] { layOut(next, 1); });
+      compute(plane, 0);
+      ifBelow(afterNext, last, [&] { layOut(afterNext, 0); });
+      ifBelow(next, last, [&] { compute(next, 1); });
+    });
+    buffer = buffers[0];
+  }
+
+  /// `body` emitted under `if (x < bound)`.
+  void ifBelow(Value x, Value bound, function_ref<void()> body) {
+    Value below =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, bound);
+    auto branch = scf::IfOp::create(b, loc, below, /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    body();
+  }
+
+  Value channelOf(Value plane) {
+    return arith::RemUIOp::create(b, loc, plane, index(channels()));
+  }
   int64_t channels() {
     return cast<MemRefType>(op.getDpsInits()[0].getType()).getDimSize(1);
   }

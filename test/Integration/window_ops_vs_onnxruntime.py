@@ -372,6 +372,20 @@ def depthwise_narrow():
     return case
 
 
+def depthwise_laid_out_ahead():
+    # 7x7 planes at stride 1 are laid out one plane ahead, alternately into
+    # two buffers, the planes of a task in pairs: 2 x 100 planes over 64
+    # tasks gives tasks of 3 and 4 planes (an odd one left after the pairs);
+    # then a 3x3 max pool at stride 1 (-inf padding in both buffers) and a
+    # 5x5 depthwise without a bias.
+    case = Case("depthwise_laid_out_ahead", 100, 7)
+    case.conv(100, 3, pad=1, group=100)
+    relu6(case)
+    case.op("MaxPool", [case.value], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    case.conv(100, 5, pad=2, group=100, bias=False)
+    return case
+
+
 def depthwise_wide_residual():
     # 30-wide rows: rows of whole vectors (pitch 32), 6 rows per group (3
     # with 8 lanes) sharing their window rows' loads, a partial last vector
@@ -606,7 +620,7 @@ CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pi
          pointwise_long_reductions_channels,
          pointwise_long_reductions_ragged_groups, pointwise_panels_packed_by_items,
          pointwise_few_rows_packed_by_items,
-         depthwise_narrow,
+         depthwise_narrow, depthwise_laid_out_ahead,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
          implicit_gemm, winograd,

@@ -32,22 +32,36 @@
 // CHECK: vector.maskedstore %[[BUF]][%c71{{.*}}]
 // CHECK: %[[M3:.*]] = vector.constant_mask [3]
 // CHECK: vector.maskedstore %[[BUF]][%c81{{.*}}], %[[M3]]
+// Small planes of one phase are laid out one plane ahead (layOutAhead),
+// alternately into a second buffer (with its own padding) and the first:
+// the task's first plane before a loop over pairs of planes, and in each
+// pair the next plane before this one's taps.
+// CHECK: %[[BUF2:.*]] = memref.alloca() {alignment = 64 : i64} : memref<84xf32>
+// CHECK: vector.maskedstore %[[BUF2]][%c81{{.*}}], %{{.*}}
+// CHECK: %[[FIRST:.*]] = arith.divui
+// CHECK: scf.if
 // Rows 0-3 store their 7 floats as a whole vector (the 9 lanes past the row
 // hold the pad value and land on padding or rows copied later); rows 4-6,
 // whose vector could reach past the buffer, store masked.
-// CHECK: scf.for %[[PLANE:.*]] =
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c4
-// CHECK: %[[ROW:.*]] = vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
-// CHECK-NEXT: vector.store %[[ROW]], %[[BUF]]
+// CHECK: %[[ROW:.*]] = vector.maskedload %[[IN]][%[[FIRST]], %{{.*}}]
+// CHECK-NEXT: vector.store %[[ROW]], %[[BUF2]]
 // CHECK: scf.for %{{.*}} = %c4{{.*}} to %c7
-// CHECK: vector.maskedload %[[IN]][%[[PLANE]], %{{.*}}]
-// CHECK: vector.maskedstore %[[BUF]]
-// CHECK: %[[T0:.*]] = vector.load %[[BUF]][%c0{{.*}}]
+// CHECK: vector.maskedload %[[IN]][%[[FIRST]], %{{.*}}]
+// CHECK: vector.maskedstore %[[BUF2]]
+// CHECK: scf.for %[[PAIR:.*]] =
+// CHECK: %[[TWICE:.*]] = arith.muli %[[PAIR]], %c2
+// CHECK: %[[PLANE:.*]] = arith.addi %[[FIRST]], %[[TWICE]]
+// CHECK: %[[NEXT:.*]] = arith.addi %[[PLANE]], %c1
+// CHECK: scf.if
+// CHECK: vector.maskedload %[[IN]][%[[NEXT]], %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[BUF]]
+// CHECK: %[[T0:.*]] = vector.load %[[BUF2]][%c0{{.*}}]
 // CHECK: arith.mulf %[[T0]]
-// CHECK: vector.load %[[BUF]][%c1{{.*}}]
+// CHECK: vector.load %[[BUF2]][%c1{{.*}}]
 // CHECK: vector.fma
-// CHECK: vector.load %[[BUF]][%c9{{.*}}]
-// CHECK: vector.load %[[BUF]][%c20{{.*}}]
+// CHECK: vector.load %[[BUF2]][%c9{{.*}}]
+// CHECK: vector.load %[[BUF2]][%c20{{.*}}]
 // CHECK-NEXT: %[[ACC:.*]] = vector.fma
 // CHECK-NEXT: %[[KEPT:.*]] = vector.shuffle %[[ACC]], %[[ACC]] [0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 7, 8]
 // CHECK: memref.load %[[BIAS]][%[[PLANE]]]
@@ -57,6 +71,13 @@
 // CHECK: %[[MASK:.*]] = vector.constant_mask [14]
 // CHECK: vector.maskedstore %[[OUT]][%[[PLANE]], %c0{{.*}}], %[[MASK]], %[[Y]]
 // CHECK-COUNT-3: vector.maskedstore %[[OUT]]
+// Then the plane after next into the second buffer, and the next plane's
+// taps from the first.
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}}, %[[BUF2]]
+// CHECK: scf.if
+// CHECK: vector.load %[[BUF]][%c0{{.*}}]
+// CHECK: memref.load %[[BIAS]][%[[NEXT]]]
 // CHECK-NOT: linalg.depthwise_conv_2d_nchw_chw
 // CHECK-NOT: linalg.generic
 // AVX2-LABEL: func.func @narrow_planes
