@@ -28,9 +28,9 @@
 //    serves (3x3 over 8 rows: 30 loads, not 72);
 //  * the epilogue (bias, ReLU6, residual, an average pool's division:
 //    kiln::Epilogue) is applied on the register before the store.
-// Small planes of one phase (7x7) are laid out one plane ahead, alternately
-// into two buffers, so that a plane's taps do not wait on the stores of
-// its own layout (layOutAhead).
+// Small planes of one phase (7x7, up to 3x3 windows) are laid out one plane
+// ahead, alternately into two buffers, so that a plane's taps do not wait
+// on the stores of its own layout (layOutAhead).
 // The buffer's padding (0, or -inf for max pooling) is written once per
 // task; only the plane's interior is rewritten per channel (a copy for
 // stride 1, a deinterleave by shuffles for stride 2 along the row; with one
@@ -83,12 +83,13 @@ constexpr int64_t kMaxGroupVectors = 16;
 constexpr int64_t kMaxSharedRows = 8;
 
 /// Thread-pool tasks at most (each takes a range of channel planes and
-/// writes its buffer's padding once).
+/// writes its buffers' padding once).
 constexpr int64_t kTasks = 64;
 
-/// Planes of one phase (stride 1) with at most this many outputs are laid
-/// out one plane ahead, into a second buffer (layOutAhead).
+/// Planes of one phase (stride 1) with at most this many outputs and taps
+/// are laid out one plane ahead, into a second buffer (layOutAhead).
 constexpr int64_t kMaxLaidOutAheadOutputs = 64;
+constexpr size_t kMaxLaidOutAheadTaps = 9;
 
 /// Output planes with at least this many rows are split into kBands bands
 /// of rows (bandCount).
@@ -464,9 +465,10 @@ private:
     };
     source = planeView(input.source);
     // Tasks of a band of output rows (bandRanges) over consecutive planes,
-    // each with its own buffer, whose padding is written once per task (a
-    // static stack slot, which kiln-outline-parallel-loops moves to the
-    // task's entry). Tasks are numbered band-major.
+    // each with its own buffer (two when planes are laid out ahead), whose
+    // padding is written once per task (a static stack slot, which
+    // kiln-outline-parallel-loops moves to the task's entry). Tasks are
+    // numbered band-major.
     int64_t bands = bandCount();
     int64_t planeTasks =
         std::min(planeCount(), std::max<int64_t>(1, kTasks / bands));
@@ -517,15 +519,17 @@ private:
     Value task = parallel.getInductionVars()[0];
     Value planeTask =
         band ? task : arith::RemUIOp::create(b, loc, task, index(planeTasks));
-    auto newBuffer = [&] {
+    // `buffer` is the one padded last: the first plane's (and, laid out
+    // ahead, every other plane's).
+    auto paddedBuffer = [&] {
       buffer = memref::AllocaOp::create(b, loc,
                                         MemRefType::get({layout.length}, f32),
                                         b.getI64IntegerAttr(64));
       fillPadding();
       return buffer;
     };
-    Value otherBuffer = layOutAhead() ? newBuffer() : Value();
-    newBuffer();
+    Value aheadBuffer = layOutAhead(planeTasks) ? paddedBuffer() : Value();
+    paddedBuffer();
     int64_t planes = planeCount();
     Value first = arith::DivUIOp::create(b, loc, mul(planeTask, planes),
                                          index(planeTasks));
@@ -536,8 +540,8 @@ private:
       BandRange range = bandRange(which, bands);
       if (bands > 1)
         fillRowsPastBand(range);
-      if (otherBuffer) {
-        emitPlanesLaidOutAhead(first, last, range, otherBuffer);
+      if (aheadBuffer) {
+        emitPlanesLaidOutAhead(first, last, range, aheadBuffer);
         return;
       }
       forLoop(first, last, [&](Value plane) {
@@ -563,25 +567,29 @@ private:
   }
 
   /// Whether planes are laid out one ahead (emitPlanesLaidOutAhead): small
-  /// planes of one phase, whose layout and taps (~220 instructions for 7x7)
-  /// fit in the out-of-order window. Their taps' vector loads span rows the
-  /// layout has just stored, which store forwarding cannot serve: they wait
-  /// for those stores to reach L1, and with one buffer those stores follow
-  /// the previous plane's work in program order, so the planes run one
-  /// after the other. MobileNetV2's 3x3 over 960 x 7 x 7, Zen 3, 1 thread,
-  /// in the model: 33.3 -> 24.3 us (each of 3 layers). Larger planes, and
-  /// stride 2's phases, have enough work of their own: 14 x 14, 28 x 28 and
-  /// stride-2 planes ran 3-11% slower laid out ahead.
-  bool layOutAhead() const {
+  /// planes of one phase with at most a 3x3 window, whose layout and taps
+  /// (~220 instructions for 7x7) fit in the out-of-order window, when some
+  /// task of `planeTasks` has two planes or more. Their taps' vector loads
+  /// are not contained in one of the layout's stores just made, which store
+  /// forwarding cannot serve: they wait for those stores to reach L1, and
+  /// with one buffer those stores follow the previous plane's work in
+  /// program order, so the planes run one after the other. MobileNetV2's
+  /// 3x3 over 960 x 7 x 7, Zen 3, 1 thread, in the model: 33.3 -> 24.3 us
+  /// (each of 3 layers). Larger planes, and stride 2's phases, have enough
+  /// work of their own: 14 x 14, 28 x 28 and stride-2 planes ran 3-11%
+  /// slower laid out ahead (larger windows were not measured).
+  bool layOutAhead(int64_t planeTasks) {
     return layout.strideH == 1 && layout.strideW == 1 && bandCount() == 1 &&
-           layout.outHeight * layout.outWidth <= kMaxLaidOutAheadOutputs;
+           layout.outHeight * layout.outWidth <= kMaxLaidOutAheadOutputs &&
+           layout.taps.size() <= kMaxLaidOutAheadTaps &&
+           planeCount() > planeTasks;
   }
 
   /// Planes [first, last) of `range` in pairs, the next plane laid out
-  /// before this one's taps, alternately into `buffer` and `otherBuffer`.
+  /// before this one's taps, alternately into `buffer` and `aheadBuffer`.
   void emitPlanesLaidOutAhead(Value first, Value last, const BandRange &range,
-                              Value otherBuffer) {
-    Value buffers[2] = {buffer, otherBuffer};
+                              Value aheadBuffer) {
+    Value buffers[2] = {buffer, aheadBuffer};
     auto layOut = [&](Value plane, int64_t parity) {
       buffer = buffers[parity];
       layOutPlane(plane, range);
@@ -614,9 +622,11 @@ private:
     body();
   }
 
+  /// The channel of plane `plane` (planes are images x channels).
   Value channelOf(Value plane) {
     return arith::RemUIOp::create(b, loc, plane, index(channels()));
   }
+
   int64_t channels() {
     return cast<MemRefType>(op.getDpsInits()[0].getType()).getDimSize(1);
   }

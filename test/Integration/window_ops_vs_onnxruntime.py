@@ -373,15 +373,17 @@ def depthwise_narrow():
 
 
 def depthwise_laid_out_ahead():
-    # 7x7 planes at stride 1 are laid out one plane ahead, alternately into
-    # two buffers, the planes of a task in pairs: 2 x 100 planes over 64
-    # tasks gives tasks of 3 and 4 planes (an odd one left after the pairs);
-    # then a 3x3 max pool at stride 1 (-inf padding in both buffers) and a
-    # 5x5 depthwise without a bias.
+    # 7x7 planes at stride 1 with 3x3 windows are laid out one plane ahead,
+    # alternately into two buffers, the planes of a task in pairs: 2 x 100
+    # planes over 64 tasks gives tasks of 3 and 4 planes (an odd one left
+    # after the pairs; 1 and 2 with --split-batch): a 3x3 max pool at stride
+    # 1 on the input (negative values: the -inf padding of both buffers
+    # matters), a 3x3 depthwise with bias and ReLU6, then a 5x5 depthwise
+    # (one buffer).
     case = Case("depthwise_laid_out_ahead", 100, 7)
+    case.op("MaxPool", [case.value], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     case.conv(100, 3, pad=1, group=100)
     relu6(case)
-    case.op("MaxPool", [case.value], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
     case.conv(100, 5, pad=2, group=100, bias=False)
     return case
 
