@@ -447,9 +447,38 @@ double-precision loop over the same inputs.
 SCALING_TARGET = 1.85
 
 
+# A row's cache-line round trip between the two CPUs above this multiple of
+# the run's shortest: its CPUs were further apart than the closest placement
+# the run saw (no shared cache).
+APART_FACTOR = 1.5
+
+
+def _round_trips(result) -> list:
+    return [ns for ns in getattr(result, "core_round_trip_ns", None) or [] if ns]
+
+
+def _fmt_round_trips(result) -> str:
+    trips = _round_trips(result)
+    if not trips:
+        return "-"
+    low, high = round(min(trips)), round(max(trips))
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
+def _rows_apart(results) -> list:
+    """Rows measured, at least in part, while the two CPUs were further apart
+    than their closest placement in the run (APART_FACTOR)."""
+    closest = min((ns for r in results for ns in _round_trips(r)), default=None)
+    if not closest:
+        return []
+    return [r for r in results
+            if any(ns > APART_FACTOR * closest for ns in _round_trips(r))]
+
+
 def _scaling_rows(results) -> list:
     """Per model timed ok on 1 thread and on more: each engine's time on 1
-    thread over its time on the most threads."""
+    thread over its time on the most threads, and the CPUs' round trips
+    around the multi-threaded row's workers."""
     by_key = {}
     for r in results:
         if r.status == "ok":
@@ -463,6 +492,7 @@ def _scaling_rows(results) -> list:
         for engine in ("kiln", "ort"):
             one, many = median_ms(runs[1], engine), median_ms(runs[most], engine)
             cells.append(f"{one / many:.2f}x" if one and many else "-")
+        cells.append(_fmt_round_trips(runs[most]))
         rows.append(cells)
     return rows
 
@@ -472,13 +502,18 @@ def _scaling_section(results) -> str:
     if not rows:
         return ""
     table = markdown_table(["model", "threads", "kiln speedup over 1 thread",
-                            "ORT speedup over 1 thread"], rows)
+                            "ORT speedup over 1 thread", "CPUs' round trip (ns)"], rows)
     return f"""## Thread scaling
 
 Each engine's median time on 1 thread over its median time on the most threads, from the
 table above (issue 7's target for kiln's models on 2 threads: {SCALING_TARGET}x); the thread
 counts' rounds were taken in alternating passes (Method). Noisy rows (above) make these ratios
-noisy too.
+noisy too. The last column is a cache line's round trip between the first two CPUs, measured
+before and after each of the multi-threaded row's workers (`bench/probe/probe.cpp
+--round-trip`; lowest-highest): on a virtual machine the host may place the two vCPUs on cores
+that share a cache or on cores that do not (other core complexes or sockets), and move them
+between the two over minutes. Apart, what one thread writes and the other reads crosses the
+host's interconnect, and a multi-threaded row can run slower for it.
 
 {table}
 
@@ -551,6 +586,14 @@ def _load_warning(results, run_info) -> str:
     else:
         text += " Every engine's round medians agree within " \
                 f"{round((NOISY_SPREAD - 1) * 100)}%."
+    apart = _rows_apart(results)
+    if apart:
+        names = ", ".join(f"{r.key} ({r.threads} thr.)" for r in apart)
+        text += (f" **CPUs apart**: {len(apart)} multi-threaded rows ran, at least in part, "
+                 f"while a cache line's round trip between the two CPUs took more than "
+                 f"{APART_FACTOR}x its shortest in the run ([Thread scaling](#thread-scaling)):"
+                 f" the host had placed them on cores that do not share a cache. " + names
+                 + ".")
     return text
 
 

@@ -80,6 +80,9 @@ class Result:
     status: str = "ok"
     message: str = ""                                 # error text behind the status
     other_load: Optional[float] = None                # cores used by other processes
+    # A cache line's round trip between the first two CPUs (ns) before and
+    # after each worker of a multi-threaded row (machine.core_round_trip_ns).
+    core_round_trip_ns: list = field(default_factory=list)
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
     # The hand-written loop's fields (handwritten.FusionLimit.measure), for
@@ -227,6 +230,9 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                 f"of {passes} ...")
             row_artifacts = {n: a for n, a in artifacts.items()
                              if not (kiln_skipped and n == "kiln")}
+            distance = threads > 1
+            if distance:
+                result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
             with machine.OtherCpuLoad() as other_load:
                 events, timed_out[threads] = measure_engines(
                     meta_path, threads, row_artifacts, pass_settings, kiln, log)
@@ -234,6 +240,8 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                     log(f"  running the hand-written loop on {threads} thread(s) ...")
                     result.fusion_limit = fusion_limit.measure(
                         threads, settings.fusion_limit_repeats, settings.timeout_s)
+            if distance:
+                result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
             result.other_load = max(result.other_load or 0.0, other_load.cores)
             merge_events(result.engines, events)
             if pass_index or kiln_skipped:
@@ -417,10 +425,17 @@ def main() -> int:
     for result in limit_failures:
         log(f"FAILED hand-written loop for {result.key} threads {result.threads}: "
             f"{result.fusion_limit['status']}: {result.fusion_limit['message']}")
+    # The probe pins two threads to the process's first two CPUs: where
+    # there are two, every multi-threaded row must have its round trips.
+    unmeasured = [r for r in results if r.threads > 1 and len(os.sched_getaffinity(0)) > 1
+                  and not all(r.core_round_trip_ns)]
+    for result in unmeasured:
+        log(f"FAILED {result.key} threads {result.threads}: the CPUs' round trip was not "
+            f"measured (bench/probe/probe.cpp --round-trip): {result.core_round_trip_ns}")
     log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s"
         + (f"; {len(limit_failures)} hand-written loop run(s) failed" if limit_failures
            else ""))
-    return 1 if args.smoke and (failures or limit_failures) else 0
+    return 1 if args.smoke and (failures or limit_failures or unmeasured) else 0
 
 
 if __name__ == "__main__":

@@ -9,16 +9,25 @@
 //     over arrays far larger than L3 with non-temporal stores (DRAM), and over
 //     arrays that fit in L2 with ordinary stores (cache), on 1 and N threads.
 //
+// With --round-trip it measures only how far apart the process's first two
+// CPUs are: the round trip of a cache line between two threads pinned to
+// them. On a virtual machine the host may place the two vCPUs on cores that
+// share a cache or on different core complexes or sockets, and move them
+// between the two over minutes; bench/run.py takes it around every
+// multi-threaded row.
+//
 // Prints one JSON object on stdout. Built by bench/run.py with
 //   clang++-22 -O3 -march=native -std=c++17 -pthread probe.cpp
 // Each kernel is compiled for its own ISA through target attributes, so the
 // same binary also runs (AVX2 only) on a CPU without AVX-512.
 //
-// Usage: probe [--threads N] [--quick]
+// Usage: probe [--threads N] [--quick] | probe --round-trip
 //
 //===----------------------------------------------------------------------===//
 
 #include <immintrin.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -233,6 +242,69 @@ double measureTriad(TriadFn triad, int threads, size_t elementsPerThread,
 }
 
 //===----------------------------------------------------------------------===//
+// Distance between two CPUs
+//===----------------------------------------------------------------------===//
+
+/// The first two CPUs this process may run on (those kiln's pool pins its
+/// threads to), or none.
+std::vector<int> firstTwoCpus() {
+  cpu_set_t allowed;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+    return cpus;
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpus.size() < 2; ++cpu)
+    if (CPU_ISSET(cpu, &allowed))
+      cpus.push_back(cpu);
+  return cpus.size() == 2 ? cpus : std::vector<int>{};
+}
+
+void pinTo(int cpu) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+}
+
+/// Nanoseconds for one cache line to go from `cpus[0]` to `cpus[1]` and
+/// back: each thread waits for the other's increment of one counter, then
+/// increments it, `exchanges` times.
+double roundTripNs(const std::vector<int> &cpus, int64_t exchanges) {
+  alignas(64) std::atomic<int64_t> counter{0};
+  auto player = [&](int cpu, int64_t parity) {
+    pinTo(cpu);
+    for (int64_t turn = parity; turn < 2 * exchanges; turn += 2) {
+      // No pause in the wait: it would add its own latency (tens of
+      // cycles) to every exchange.
+      while (counter.load(std::memory_order_acquire) != turn) {
+      }
+      counter.store(turn + 1, std::memory_order_release);
+    }
+  };
+  Clock::time_point start = Clock::now();
+  std::thread other(player, cpus[1], 1);
+  player(cpus[0], 0);
+  other.join();
+  return secondsSince(start) * 1e9 / exchanges;
+}
+
+/// {"cpus": [a, b], "round_trip_ns": median of 5 trials} (~20 ms on cores
+/// that share a cache, ~60 ms apart).
+int printRoundTrip() {
+  std::vector<int> cpus = firstTwoCpus();
+  if (cpus.empty()) {
+    std::printf("{\"cpus\": [], \"round_trip_ns\": null}\n");
+    return 0;
+  }
+  std::vector<double> trials;
+  for (int i = 0; i < 5; ++i)
+    trials.push_back(roundTripNs(cpus, 20'000));
+  std::sort(trials.begin(), trials.end());
+  std::printf("{\"cpus\": [%d, %d], \"round_trip_ns\": %.0f}\n", cpus[0],
+              cpus[1], trials[trials.size() / 2]);
+  return 0;
+}
+
+//===----------------------------------------------------------------------===//
 // Output
 //===----------------------------------------------------------------------===//
 
@@ -275,12 +347,16 @@ int main(int argc, char **argv) {
   int maxThreads = int(std::max(1u, std::thread::hardware_concurrency()));
   bool quick = false;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--round-trip"))
+      return printRoundTrip();
     if (!std::strcmp(argv[i], "--threads") && i + 1 < argc)
       maxThreads = std::max(1, std::atoi(argv[++i]));
     else if (!std::strcmp(argv[i], "--quick"))
       quick = true;
     else {
-      std::fprintf(stderr, "usage: probe [--threads N] [--quick]\n");
+      std::fprintf(
+          stderr,
+          "usage: probe [--threads N] [--quick] | probe --round-trip\n");
       return 2;
     }
   }
