@@ -10,6 +10,7 @@ import os
 import platform
 import resource
 import subprocess
+import sys
 import time
 from typing import Optional
 
@@ -60,17 +61,19 @@ def run_probe(cache_dir: str, threads: int, quick: bool) -> dict:
 
 def core_round_trip_ns(cache_dir: str) -> Optional[float]:
     """A cache line's round trip between the process's first two CPUs
-    (probe --round-trip), or None where there are fewer or the probe fails.
-    On a virtual machine the host may move the vCPUs between cores that
-    share a cache and cores that do not (~200 and ~600 ns on a Zen 3 EPYC
-    host), which changes how fast one thread reads what the other wrote;
+    (probe --round-trip), or None where there are fewer, they cannot be
+    pinned or the probe fails (the reason on stderr). On a virtual machine
+    the host may move the vCPUs between cores that share a cache and cores
+    that do not (~100 and ~450 ns on a Zen 3 EPYC host) over seconds to
+    minutes, which changes how fast one thread reads what the other wrote;
     bench/run.py takes it around every multi-threaded worker."""
     try:
         binary = build_native(PROBE_SOURCE, cache_dir)
         output = subprocess.run([binary, "--round-trip"], check=True, capture_output=True,
                                 text=True, timeout=30).stdout
         return json.loads(output)["round_trip_ns"]
-    except (BuildError, OSError, subprocess.SubprocessError, ValueError, KeyError):
+    except (BuildError, OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
+        print(f"probe --round-trip: {error}", file=sys.stderr)
         return None
 
 

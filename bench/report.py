@@ -450,7 +450,7 @@ SCALING_TARGET = 1.85
 # A row's cache-line round trip between the two CPUs above this multiple of
 # the run's shortest: its CPUs were further apart than the closest placement
 # the run saw (no shared cache).
-APART_FACTOR = 1.5
+APART_FACTOR = 2.0
 
 
 def _round_trips(result) -> list:
@@ -466,8 +466,10 @@ def _fmt_round_trips(result) -> str:
 
 
 def _rows_apart(results) -> list:
-    """Rows measured, at least in part, while the two CPUs were further apart
-    than their closest placement in the run (APART_FACTOR)."""
+    """Rows whose round trip, before or after one of their workers, says
+    the two CPUs were further apart than their closest placement in the run
+    (APART_FACTOR). Sampled around the workers only: a move during one goes
+    unseen."""
     closest = min((ns for r in results for ns in _round_trips(r)), default=None)
     if not closest:
         return []
@@ -512,8 +514,8 @@ noisy too. The last column is a cache line's round trip between the first two CP
 before and after each of the multi-threaded row's workers (`bench/probe/probe.cpp
 --round-trip`; lowest-highest): on a virtual machine the host may place the two vCPUs on cores
 that share a cache or on cores that do not (other core complexes or sockets), and move them
-between the two over minutes. Apart, what one thread writes and the other reads crosses the
-host's interconnect, and a multi-threaded row can run slower for it.
+between the two over seconds to minutes. Apart, what one thread writes and the other reads
+crosses the host's interconnect, and a multi-threaded row can run slower for it.
 
 {table}
 
@@ -589,11 +591,12 @@ def _load_warning(results, run_info) -> str:
     apart = _rows_apart(results)
     if apart:
         names = ", ".join(f"{r.key} ({r.threads} thr.)" for r in apart)
-        text += (f" **CPUs apart**: {len(apart)} multi-threaded rows ran, at least in part, "
-                 f"while a cache line's round trip between the two CPUs took more than "
-                 f"{APART_FACTOR}x its shortest in the run ([Thread scaling](#thread-scaling)):"
-                 f" the host had placed them on cores that do not share a cache. " + names
-                 + ".")
+        where = " ([Thread scaling](#thread-scaling))" if _scaling_rows(results) else ""
+        text += (f" **CPUs apart**: in {len(apart)} of {len(results)} rows a cache line's "
+                 "round trip between the two CPUs, measured before or after one of the row's "
+                 f"workers, took more than {APART_FACTOR}x its shortest in the run{where}: "
+                 "most likely the host had placed them further apart (on cores without a "
+                 "shared cache). " + names + ".")
     return text
 
 

@@ -81,7 +81,8 @@ class Result:
     message: str = ""                                 # error text behind the status
     other_load: Optional[float] = None                # cores used by other processes
     # A cache line's round trip between the first two CPUs (ns) before and
-    # after each worker of a multi-threaded row (machine.core_round_trip_ns).
+    # after each worker of a multi-threaded row (machine.core_round_trip_ns;
+    # None where the probe failed).
     core_round_trip_ns: list = field(default_factory=list)
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
@@ -230,8 +231,8 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                 f"of {passes} ...")
             row_artifacts = {n: a for n, a in artifacts.items()
                              if not (kiln_skipped and n == "kiln")}
-            distance = threads > 1
-            if distance:
+            measures_cpus = threads > 1
+            if measures_cpus:
                 result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
             with machine.OtherCpuLoad() as other_load:
                 events, timed_out[threads] = measure_engines(
@@ -240,7 +241,7 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                     log(f"  running the hand-written loop on {threads} thread(s) ...")
                     result.fusion_limit = fusion_limit.measure(
                         threads, settings.fusion_limit_repeats, settings.timeout_s)
-            if distance:
+            if measures_cpus:
                 result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
             result.other_load = max(result.other_load or 0.0, other_load.cores)
             merge_events(result.engines, events)
@@ -427,14 +428,16 @@ def main() -> int:
             f"{result.fusion_limit['status']}: {result.fusion_limit['message']}")
     # The probe pins two threads to the process's first two CPUs: where
     # there are two, every multi-threaded row must have its round trips.
-    unmeasured = [r for r in results if r.threads > 1 and len(os.sched_getaffinity(0)) > 1
-                  and not all(r.core_round_trip_ns)]
+    two_cpus = len(os.sched_getaffinity(0)) > 1
+    unmeasured = [r for r in results if two_cpus and r.threads > 1
+                  and (not r.core_round_trip_ns or not all(r.core_round_trip_ns))]
     for result in unmeasured:
         log(f"FAILED {result.key} threads {result.threads}: the CPUs' round trip was not "
             f"measured (bench/probe/probe.cpp --round-trip): {result.core_round_trip_ns}")
     log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s"
         + (f"; {len(limit_failures)} hand-written loop run(s) failed" if limit_failures
-           else ""))
+           else "")
+        + (f"; {len(unmeasured)} row(s) without the CPUs' round trip" if unmeasured else ""))
     return 1 if args.smoke and (failures or limit_failures or unmeasured) else 0
 
 
