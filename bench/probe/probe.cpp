@@ -314,8 +314,8 @@ double roundTripNs(const std::vector<int> &cpus, int64_t exchanges) {
   return seconds * 1e9 / exchanges;
 }
 
-/// {"cpus": [a, b], "round_trip_ns": the lowest of 10 trials} (~5 ms on
-/// cores that share a cache, ~15 ms apart): the host moves the vCPUs over
+/// {"cpus": [a, b], "round_trip_ns": the lowest of 10 trials} (~3 ms on
+/// cores that share a cache, ~11 ms apart): the host moves the vCPUs over
 /// seconds, so within the trials the distance is fixed, and the lowest
 /// leaves out the time slices another thread on either CPU took.
 int printRoundTrip() {
