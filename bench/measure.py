@@ -13,23 +13,30 @@ Then:
   4. time `rounds` rounds; in each round every engine runs a block of runs
      (its own count, sized by the time budget), one engine after the other,
      in an order that rotates each round so that no engine always goes first.
-     Each block gives the median of its runs' latencies.
+     Each block gives the median of its runs' latencies. With --round-trips,
+     a cache line's round trip between the first two CPUs is measured before
+     the first round and after each (machine.core_round_trip_ns): each
+     round's two values say where the host had placed the CPUs while the
+     engines ran it.
 
 Each result is printed as soon as it is known, as one JSON line on stdout
 ("open", "check", "timing", "error"), so that a killed worker still leaves
-what it measured.
+what it measured; the rounds' block medians, side by side, and their round
+trips come last, as one "rounds" line (engine ROUNDS).
 
     measure.py --meta M.json --threads 2 --budget 10 --engine ort=M.onnx \
                --engine kiln=M.so
 """
 
 import argparse
+import functools
 import json
 import sys
 import time
 
 import numpy as np
 
+import machine
 from engines import KILN_BIN_DIR, KILN_RUNTIME, KilnEngine, engines_by_name
 
 # Integer inputs (token ids) are drawn from [0, INT_INPUT_HIGH): valid for
@@ -39,6 +46,8 @@ MAX_RUNS_PER_BLOCK = 200
 # A first run longer than this (and than the engine's share of the budget)
 # is taken as the only sample instead of being repeated.
 COLD_RUN_LIMIT_S = 5.0
+# The engine name of the "rounds" event, which covers all engines.
+ROUNDS = "_rounds"
 
 
 def emit(event: str, **fields) -> None:
@@ -184,7 +193,9 @@ def warm_up(session, first_run_s: float, share_s: float) -> list:
 ENGINE_GAP_S = 0.1
 
 
-def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
+def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None) -> None:
+    """Times the engines' rounds (step 4). `round_trip`, when given, returns
+    the CPUs' round trip in ns (or None), measured around every round."""
     share_s = budget_s / len(sessions)  # each engine's total timed seconds
     plan = {}
     for name, (session, first_run) in sessions.items():
@@ -199,8 +210,13 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
 
     medians = {name: [] for name in plan}
     names = list(plan)
+    # Per round: each engine's block median (ms) and the round trips
+    # before and after it.
+    timed_rounds = []
+    trip_before = round_trip() if round_trip else None
     for round_index in range(rounds):
         shift = round_index % len(names)
+        blocks_ms = {}
         for name in names[shift:] + names[:shift]:
             session, engine_rounds, runs, _, _ = plan[name]
             if round_index < engine_rounds:
@@ -209,6 +225,10 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
                 # would otherwise take a core from this block's threads.
                 time.sleep(ENGINE_GAP_S)
                 medians[name].append(float(np.median(latency_block(session.run, runs))))
+                blocks_ms[name] = medians[name][-1] * 1e3
+        trip_after = round_trip() if round_trip else None
+        timed_rounds.append({"ms": blocks_ms, "round_trip_ns": [trip_before, trip_after]})
+        trip_before = trip_after
 
     for name, (session, engine_rounds, runs, warm, first_run) in plan.items():
         # Without timed rounds, the last warm-up run is the sample, or the
@@ -219,6 +239,7 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int) -> None:
              samples_ms=[sample * 1e3 for sample in samples],
              repeats=len(medians[name]), runs_per_repeat=runs if medians[name] else 0,
              single_run=not medians[name], cold=not medians[name] and not warm)
+    emit("rounds", engine=ROUNDS, rounds=timed_rounds)
 
 
 def main() -> int:
@@ -230,6 +251,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--engine", action="append", default=[],
                         help="NAME=ARTIFACT; the first is the reference")
+    parser.add_argument("--round-trips", metavar="CACHE_DIR", default=None,
+                        help="measure the CPUs' round trip around every round (the probe "
+                             "built in CACHE_DIR: machine.core_round_trip_ns)")
     parser.add_argument("--kiln-bin", default=None)
     parser.add_argument("--kiln-runtime", default=None)
     args = parser.parse_args()
@@ -246,7 +270,9 @@ def main() -> int:
     if reference in sessions and len(sessions) > 1:
         check_outputs(sessions, reference, meta)
     if sessions:
-        time_sessions(sessions, args.budget, args.rounds)
+        round_trip = (functools.partial(machine.core_round_trip_ns, args.round_trips)
+                      if args.round_trips else None)
+        time_sessions(sessions, args.budget, args.rounds, round_trip)
     return 0
 
 

@@ -3,6 +3,7 @@ and its charts (when matplotlib is installed)."""
 
 import math
 import os
+import statistics
 
 # --------------------------------------------------------------------------
 # Values of one row
@@ -17,8 +18,24 @@ def median_ms(result, engine: str):
     return timing(result, engine).get("median_ms")
 
 
+def paired_speedup(rounds: list):
+    """The median over `rounds` of each round's ORT block median over its
+    kiln block median, or None where no round has both."""
+    ratios = [r["ms"]["ort"] / r["ms"]["kiln"] for r in rounds
+              if r["ms"].get("kiln") and r["ms"].get("ort")]
+    return statistics.median(ratios) if ratios else None
+
+
 def speedup(result):
-    """ORT time / kiln time: above 1, kiln is faster."""
+    """ORT time / kiln time: above 1, kiln is faster. Paired by round where
+    the rounds were recorded: the two engines' blocks of one round run back
+    to back, so a change of the host's state between rounds (other guests on
+    its cores, where it places the vCPUs) falls on both sides of a ratio,
+    where the two medians of all rounds could each take it from different
+    rounds. Otherwise (results of an older run) the ratio of the medians."""
+    paired = paired_speedup(result.rounds)
+    if paired is not None:
+        return paired
     kiln, ort = median_ms(result, "kiln"), median_ms(result, "ort")
     return ort / kiln if kiln and ort else None
 
@@ -268,7 +285,12 @@ METHOD = """\
   run (ONNX Runtime's by default), and on a 2-core machine a spinning thread
   of the previous engine would take a core from the next one's block.
   The table gives the median of all passes' round medians, and in
-  parentheses the lowest and highest round median. An engine whose single
+  parentheses the lowest and highest round median. The speedup is the
+  median of the rounds' ratios (ORT's block median over kiln's in the same
+  round), not the ratio of the two medians: the host's state changes
+  between rounds (other guests on its cores; where it places the vCPUs,
+  Thread scaling below), and each of the two medians could otherwise come
+  from rounds in a different state. An engine whose single
   run is longer than its share of a pass's budget gets one warm run per
   pass, each a sample (marked "(1 run)" when it is the only one); when
   even its first run took longer than 5 s, that first run is the sample
@@ -466,26 +488,62 @@ def _fmt_round_trips(result) -> str:
     return f"{low}" if low == high else f"{low}-{high}"
 
 
+def _closest_round_trip(results):
+    """The run's shortest round trip: the closest placement it saw."""
+    return min((ns for r in results for ns in _round_trips(r)), default=None)
+
+
 def _rows_apart(results) -> list:
-    """Rows whose round trip, before or after one of their workers, says
-    the two CPUs were further apart than their closest placement in the run
-    (APART_FACTOR). Sampled around the workers only: a move during one goes
-    unseen."""
-    closest = min((ns for r in results for ns in _round_trips(r)), default=None)
+    """Rows whose round trip, around one of their rounds, says the two CPUs
+    were further apart than their closest placement in the run
+    (APART_FACTOR). Sampled between rounds only: a move and back within a
+    round goes unseen."""
+    closest = _closest_round_trip(results)
     if not closest:
         return []
     return [r for r in results
             if any(ns > APART_FACTOR * closest for ns in _round_trips(r))]
 
 
+def _placement(timed_round: dict, closest):
+    """"close" or "apart" where the round trips before and after the round
+    agree on it (APART_FACTOR over the run's closest), else None (the host
+    moved the CPUs during the round, or a trip is missing)."""
+    trips = timed_round["round_trip_ns"]
+    if not closest or not trips or None in trips:
+        return None
+    apart = [ns > APART_FACTOR * closest for ns in trips]
+    return "apart" if all(apart) else "close" if not any(apart) else None
+
+
+def _by_placement(result, closest) -> dict:
+    """The row's rounds taken with the CPUs close and with them apart."""
+    rounds = {"close": [], "apart": []}
+    for timed_round in result.rounds:
+        placement = _placement(timed_round, closest)
+        if placement:
+            rounds[placement].append(timed_round)
+    return rounds
+
+
+def _fmt_placements(values: dict) -> str:
+    """"close / apart" cell: each a ratio and its number of rounds."""
+    def one(value):
+        ratio, count = value
+        return "-" if ratio is None else f"{ratio:.2f}x ({count})"
+    return f"{one(values['close'])} / {one(values['apart'])}"
+
+
 def _scaling_rows(results) -> list:
     """Per model timed ok on 1 thread and on more: each engine's time on 1
-    thread over its time on the most threads, and the CPUs' round trips
-    around the multi-threaded row's workers."""
+    thread over its time on the most threads; kiln's, and its speedup over
+    ORT, in the multi-threaded row's rounds taken with the CPUs close and
+    with them apart; and the CPUs' round trips."""
     by_key = {}
     for r in results:
         if r.status == "ok":
             by_key.setdefault(r.key, {})[r.threads] = r
+    closest = _closest_round_trip(results)
     rows = []
     for key, runs in by_key.items():
         most = max(runs)
@@ -495,7 +553,16 @@ def _scaling_rows(results) -> list:
         for engine in ("kiln", "ort"):
             one, many = median_ms(runs[1], engine), median_ms(runs[most], engine)
             cells.append(f"{one / many:.2f}x" if one and many else "-")
-        cells.append(_fmt_round_trips(runs[most]))
+        kiln_one = median_ms(runs[1], "kiln")
+        scaling, over_ort = {}, {}
+        for placement, rounds in _by_placement(runs[most], closest).items():
+            kiln_ms = [r["ms"]["kiln"] for r in rounds if r["ms"].get("kiln")]
+            ratio = kiln_one / statistics.median(kiln_ms) if kiln_one and kiln_ms else None
+            scaling[placement] = (ratio, len(kiln_ms))
+            paired = [r for r in rounds if r["ms"].get("kiln") and r["ms"].get("ort")]
+            over_ort[placement] = (paired_speedup(paired), len(paired))
+        cells += [_fmt_placements(scaling), _fmt_placements(over_ort),
+                  _fmt_round_trips(runs[most])]
         rows.append(cells)
     return rows
 
@@ -505,18 +572,25 @@ def _scaling_section(results) -> str:
     if not rows:
         return ""
     table = markdown_table(["model", "threads", "kiln speedup over 1 thread",
-                            "ORT speedup over 1 thread", "CPUs' round trip (ns)"], rows)
+                            "ORT speedup over 1 thread",
+                            "kiln over 1 thread, CPUs close / apart (rounds)",
+                            "kiln speedup over ORT, CPUs close / apart (rounds)",
+                            "CPUs' round trip (ns)"], rows)
     return f"""## Thread scaling
 
 Each engine's median time on 1 thread over its median time on the most threads, from the
 table above (issue 7's target for kiln's models on 2 threads: {SCALING_TARGET}x); the thread
 counts' rounds were taken in alternating passes (Method). Noisy rows (above) make these ratios
-noisy too. The last column is a cache line's round trip between the first two CPUs, measured
-before and after each of the multi-threaded row's workers (`bench/probe/probe.cpp
---round-trip`; lowest-highest): on a virtual machine the host may place the two vCPUs on cores
-that share a cache or on cores that do not (other core complexes or sockets), and move them
-between the two over seconds to minutes. Apart, what one thread writes and the other reads
-crosses the host's interconnect, and a multi-threaded row can run slower for it.
+noisy too. On a virtual machine the host may place the two vCPUs on cores that share a cache
+or on cores that do not (other core complexes or sockets), and move them between the two over
+seconds to minutes; apart, what one thread writes and the other reads crosses the host's
+interconnect, and a multi-threaded round can run slower for it. So a cache line's round trip
+between the first two CPUs is measured before and after every multi-threaded round
+(`bench/probe/probe.cpp --round-trip`; last column: lowest-highest). A round is taken with the
+CPUs *close* when both of its round trips are at most {APART_FACTOR}x the run's shortest,
+*apart* when both are above (rounds with one of each are in neither): the fifth and sixth
+columns give kiln's time on 1 thread over its median in those rounds, and the median of those
+rounds' ORT / kiln ratios, each with its number of rounds.
 
 {table}
 
@@ -595,7 +669,7 @@ def _load_warning(results, run_info) -> str:
         where = " ([Thread scaling](#thread-scaling))" if _scaling_rows(results) else ""
         text += (f" **CPUs apart**: in {len(apart)} of {len(results)} rows a cache line's "
                  "round trip between the two CPUs, measured before or after one of the row's "
-                 f"workers, took more than {APART_FACTOR}x its shortest in the run{where}: "
+                 f"rounds, took more than {APART_FACTOR}x its shortest in the run{where}: "
                  "most likely the host had placed them further apart (on cores without a "
                  "shared cache). " + names + ".")
     return text

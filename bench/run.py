@@ -40,6 +40,7 @@ BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 DEFAULT_WORK_DIR = os.path.join(REPO_ROOT, "build", "bench")
 REFERENCE = "ort"
+ROUNDS = "_rounds"  # measure.py's engine name for its "rounds" event
 
 
 @dataclass
@@ -80,10 +81,15 @@ class Result:
     status: str = "ok"
     message: str = ""                                 # error text behind the status
     other_load: Optional[float] = None                # cores used by other processes
-    # A cache line's round trip between the first two CPUs (ns) before and
-    # after each worker of a multi-threaded row (machine.core_round_trip_ns;
-    # None where the probe failed).
+    # A cache line's round trip between the first two CPUs (ns), measured
+    # before and after every round of a multi-threaded row
+    # (machine.core_round_trip_ns; None where the probe failed): every
+    # value of `rounds`' round_trip_ns.
     core_round_trip_ns: list = field(default_factory=list)
+    # The timed rounds of all passes (measure.py's "rounds" event): per
+    # round, each engine's block median {"ms": {engine: ms}} and the round
+    # trips before and after it ("round_trip_ns": [before, after]).
+    rounds: list = field(default_factory=list)
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
     # The hand-written loop's fields (handwritten.FusionLimit.measure), for
@@ -96,13 +102,17 @@ class Result:
 # --------------------------------------------------------------------------
 
 def run_worker(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-               kiln: engine_registry.KilnEngine) -> tuple:
+               kiln: engine_registry.KilnEngine, work_dir: str) -> tuple:
     """Starts bench/measure.py for one model and thread count. Returns the
-    events it printed, by engine, and whether it timed out."""
+    events it printed, by engine, and whether it timed out. A
+    multi-threaded worker measures the CPUs' round trip around its rounds
+    (the probe built in work_dir)."""
     command = [sys.executable, os.path.join(BENCH_DIR, "measure.py"), "--meta", meta_path,
                "--threads", str(threads), "--budget", str(settings.budget_s),
                "--rounds", str(settings.rounds),
                "--kiln-bin", os.path.dirname(kiln.compiler), "--kiln-runtime", kiln.runtime]
+    if threads > 1:
+        command += ["--round-trips", work_dir]
     for name, artifact in artifacts.items():
         command += ["--engine", f"{name}={artifact}"]
     timed_out = False
@@ -160,18 +170,18 @@ def classify(result: Result, timed_out: bool, timeout_s: float) -> None:
 
 
 def measure_engines(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-                    kiln: engine_registry.KilnEngine, log) -> tuple:
+                    kiln: engine_registry.KilnEngine, work_dir: str, log) -> tuple:
     """Runs the worker; when a slow or crashing engine (naive kiln) took it
     down before the reference was timed, measures the others again without
     it, so that the row still has their numbers."""
-    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln)
+    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln, work_dir)
     unfinished = [name for name in artifacts if "timing" not in events.get(name, {})]
     if REFERENCE in unfinished and len(artifacts) > 1:
         unfinished.remove(REFERENCE)
         rest = {n: a for n, a in artifacts.items() if n not in unfinished}
         log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
-        again, _ = run_worker(meta_path, threads, rest, settings, kiln)
-        events.update({name: again.get(name, {}) for name in rest})
+        again, _ = run_worker(meta_path, threads, rest, settings, kiln, work_dir)
+        events.update({name: again.get(name, {}) for name in [*rest, ROUNDS]})
     return events, timed_out
 
 
@@ -195,6 +205,15 @@ def merge_events(into: dict, events: dict) -> None:
                           runs_per_repeat=max(1, timing["runs_per_repeat"],
                                               fields["runs_per_repeat"]),
                           single_run=False, cold=False)
+
+
+def add_rounds(result: Result, rounds: list) -> None:
+    """Adds one pass's timed rounds to the row's, and, on more than one
+    thread, their round trips (a None, the probe's failure, kept: the smoke
+    run fails on it)."""
+    result.rounds += rounds
+    if result.threads > 1:
+        result.core_round_trip_ns += [ns for r in rounds for ns in r["round_trip_ns"]]
 
 
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
@@ -231,18 +250,14 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                 f"of {passes} ...")
             row_artifacts = {n: a for n, a in artifacts.items()
                              if not (kiln_skipped and n == "kiln")}
-            measures_cpus = threads > 1
-            if measures_cpus:
-                result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
             with machine.OtherCpuLoad() as other_load:
                 events, timed_out[threads] = measure_engines(
-                    meta_path, threads, row_artifacts, pass_settings, kiln, log)
+                    meta_path, threads, row_artifacts, pass_settings, kiln, work_dir, log)
                 if fusion_limit and pass_index == 0:
                     log(f"  running the hand-written loop on {threads} thread(s) ...")
                     result.fusion_limit = fusion_limit.measure(
                         threads, settings.fusion_limit_repeats, settings.timeout_s)
-            if measures_cpus:
-                result.core_round_trip_ns.append(machine.core_round_trip_ns(work_dir))
+            add_rounds(result, events.pop(ROUNDS, {}).get("rounds", {}).get("rounds", []))
             result.other_load = max(result.other_load or 0.0, other_load.cores)
             merge_events(result.engines, events)
             if pass_index or kiln_skipped:
