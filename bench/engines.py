@@ -26,6 +26,9 @@ import numpy as np
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KILN_BIN_DIR = os.path.join(REPO_ROOT, "build", "bin")
 KILN_RUNTIME = os.path.join(REPO_ROOT, "build", "lib", "libkiln_runtime.so")
+# The engine name under which bench/measure.py reports its "rounds" event,
+# which covers all engines (bench/run.py takes it out of the engines').
+ROUNDS_ENGINE = "_rounds"
 
 
 @dataclass

@@ -66,7 +66,9 @@ def core_round_trip_ns(cache_dir: str) -> Optional[float]:
     the host may move the vCPUs between cores that share a cache and cores
     that do not (~100 and ~450 ns on a Zen 3 EPYC host) over seconds to
     minutes, which changes how fast one thread reads what the other wrote;
-    bench/measure.py takes it around every round of a multi-threaded row."""
+    bench/measure.py takes it around every round of a multi-threaded row,
+    from its main thread: an engine that pinned that thread to one CPU would
+    leave the probe one CPU (None)."""
     try:
         binary = build_native(PROBE_SOURCE, cache_dir)
         output = subprocess.run([binary, "--round-trip"], check=True, capture_output=True,

@@ -22,7 +22,7 @@ Then:
 Each result is printed as soon as it is known, as one JSON line on stdout
 ("open", "check", "timing", "error"), so that a killed worker still leaves
 what it measured; the rounds' block medians, side by side, and their round
-trips come last, as one "rounds" line (engine ROUNDS).
+trips come last, as one "rounds" line (engine ROUNDS_ENGINE).
 
     measure.py --meta M.json --threads 2 --budget 10 --engine ort=M.onnx \
                --engine kiln=M.so
@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 import machine
-from engines import KILN_BIN_DIR, KILN_RUNTIME, KilnEngine, engines_by_name
+from engines import KILN_BIN_DIR, KILN_RUNTIME, ROUNDS_ENGINE, KilnEngine, engines_by_name
 
 # Integer inputs (token ids) are drawn from [0, INT_INPUT_HIGH): valid for
 # any embedding table of at least that many rows.
@@ -46,8 +46,6 @@ MAX_RUNS_PER_BLOCK = 200
 # A first run longer than this (and than the engine's share of the budget)
 # is taken as the only sample instead of being repeated.
 COLD_RUN_LIMIT_S = 5.0
-# The engine name of the "rounds" event, which covers all engines.
-ROUNDS = "_rounds"
 
 
 def emit(event: str, **fields) -> None:
@@ -193,9 +191,13 @@ def warm_up(session, first_run_s: float, share_s: float) -> list:
 ENGINE_GAP_S = 0.1
 
 
-def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None) -> None:
+def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None,
+                  first_round: int = 0) -> None:
     """Times the engines' rounds (step 4). `round_trip`, when given, returns
-    the CPUs' round trip in ns (or None), measured around every round."""
+    the CPUs' round trip in ns (or None), measured around every round.
+    `first_round` numbers the rounds for the order's rotation, so that the
+    passes of a row (bench/run.py) continue it instead of each starting
+    with the same engine."""
     share_s = budget_s / len(sessions)  # each engine's total timed seconds
     plan = {}
     for name, (session, first_run) in sessions.items():
@@ -213,9 +215,18 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None)
     # Per round: each engine's block median (ms) and the round trips
     # before and after it.
     timed_rounds = []
-    trip_before = round_trip() if round_trip else None
+
+    def measured_round_trip():
+        if not round_trip or not rounds:
+            return None
+        # After the pause the blocks take too: a spinning pool thread of
+        # the engine just run would take a core from the probe's threads.
+        time.sleep(ENGINE_GAP_S)
+        return round_trip()
+
+    trip_before = measured_round_trip()
     for round_index in range(rounds):
-        shift = round_index % len(names)
+        shift = (first_round + round_index) % len(names)
         blocks_ms = {}
         for name in names[shift:] + names[:shift]:
             session, engine_rounds, runs, _, _ = plan[name]
@@ -226,7 +237,7 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None)
                 time.sleep(ENGINE_GAP_S)
                 medians[name].append(float(np.median(latency_block(session.run, runs))))
                 blocks_ms[name] = medians[name][-1] * 1e3
-        trip_after = round_trip() if round_trip else None
+        trip_after = measured_round_trip()
         timed_rounds.append({"ms": blocks_ms, "round_trip_ns": [trip_before, trip_after]})
         trip_before = trip_after
 
@@ -239,7 +250,7 @@ def time_sessions(sessions: dict, budget_s: float, rounds: int, round_trip=None)
              samples_ms=[sample * 1e3 for sample in samples],
              repeats=len(medians[name]), runs_per_repeat=runs if medians[name] else 0,
              single_run=not medians[name], cold=not medians[name] and not warm)
-    emit("rounds", engine=ROUNDS, rounds=timed_rounds)
+    emit("rounds", engine=ROUNDS_ENGINE, timed=timed_rounds)
 
 
 def main() -> int:
@@ -254,6 +265,8 @@ def main() -> int:
     parser.add_argument("--round-trips", metavar="CACHE_DIR", default=None,
                         help="measure the CPUs' round trip around every round (the probe "
                              "built in CACHE_DIR: machine.core_round_trip_ns)")
+    parser.add_argument("--first-round", type=int, default=0,
+                        help="the first round's number in the row (rotates the engines' order)")
     parser.add_argument("--kiln-bin", default=None)
     parser.add_argument("--kiln-runtime", default=None)
     args = parser.parse_args()
@@ -272,7 +285,7 @@ def main() -> int:
     if sessions:
         round_trip = (functools.partial(machine.core_round_trip_ns, args.round_trips)
                       if args.round_trips else None)
-        time_sessions(sessions, args.budget, args.rounds, round_trip)
+        time_sessions(sessions, args.budget, args.rounds, round_trip, args.first_round)
     return 0
 
 

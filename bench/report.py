@@ -18,18 +18,22 @@ def median_ms(result, engine: str):
     return timing(result, engine).get("median_ms")
 
 
+def paired_rounds(rounds: list) -> list:
+    """The rounds in which both kiln and ORT ran a block."""
+    return [r for r in rounds if r["ms"].get("kiln") and r["ms"].get("ort")]
+
+
 def paired_speedup(rounds: list):
     """The median over `rounds` of each round's ORT block median over its
     kiln block median, or None where no round has both."""
-    ratios = [r["ms"]["ort"] / r["ms"]["kiln"] for r in rounds
-              if r["ms"].get("kiln") and r["ms"].get("ort")]
+    ratios = [r["ms"]["ort"] / r["ms"]["kiln"] for r in paired_rounds(rounds)]
     return statistics.median(ratios) if ratios else None
 
 
 def speedup(result):
     """ORT time / kiln time: above 1, kiln is faster. Paired by round where
-    the rounds were recorded: the two engines' blocks of one round run back
-    to back, so a change of the host's state between rounds (other guests on
+    the rounds were recorded: the engines' blocks of one round run one
+    after the other, so a change of the host's state between rounds (other guests on
     its cores, where it places the vCPUs) falls on both sides of a ratio,
     where the two medians of all rounds could each take it from different
     rounds. Otherwise (results of an older run) the ratio of the medians."""
@@ -559,8 +563,7 @@ def _scaling_rows(results) -> list:
             kiln_ms = [r["ms"]["kiln"] for r in rounds if r["ms"].get("kiln")]
             ratio = kiln_one / statistics.median(kiln_ms) if kiln_one and kiln_ms else None
             scaling[placement] = (ratio, len(kiln_ms))
-            paired = [r for r in rounds if r["ms"].get("kiln") and r["ms"].get("ort")]
-            over_ort[placement] = (paired_speedup(paired), len(paired))
+            over_ort[placement] = (paired_speedup(rounds), len(paired_rounds(rounds)))
         cells += [_fmt_placements(scaling), _fmt_placements(over_ort),
                   _fmt_round_trips(runs[most])]
         rows.append(cells)
@@ -586,7 +589,8 @@ or on cores that do not (other core complexes or sockets), and move them between
 seconds to minutes; apart, what one thread writes and the other reads crosses the host's
 interconnect, and a multi-threaded round can run slower for it. So a cache line's round trip
 between the first two CPUs is measured before and after every multi-threaded round
-(`bench/probe/probe.cpp --round-trip`; last column: lowest-highest). A round is taken with the
+(`bench/probe/probe.cpp --round-trip`; last column: lowest-highest; results of runs before
+session 54 have it per worker and no rounds to sort). A round is taken with the
 CPUs *close* when both of its round trips are at most {APART_FACTOR}x the run's shortest,
 *apart* when both are above (rounds with one of each are in neither): the fifth and sixth
 columns give kiln's time on 1 thread over its median in those rounds, and the median of those
@@ -659,7 +663,8 @@ def _load_warning(results, run_info) -> str:
         text += (f" **Noisy rows**: in {len(noisy)} of {len(results)} rows an engine's round "
                  f"medians differ by more than {round((NOISY_SPREAD - 1) * 100)}% (the "
                  "parentheses): slowdowns no process here caused, such as other guests on the "
-                 "host's cores. Their speedups say less than the others: " + names + ".")
+                 "host's cores. Their times say less than the others' (their speedups, "
+                 "paired by round, less so): " + names + ".")
     else:
         text += " Every engine's round medians agree within " \
                 f"{round((NOISY_SPREAD - 1) * 100)}%."
@@ -701,8 +706,10 @@ PyTorch) are in [benchmarks-gpu.md](benchmarks-gpu.md).
 
 {_load_warning(results, run_info)}
 {_notes(run_info)}
-Speedup is ONNX Runtime's time over kiln's: below 1, kiln is slower. Times are milliseconds per
-inference, median of the rounds (lowest-highest round median in parentheses).
+Speedup is ONNX Runtime's time over kiln's, round by round: the median of the rounds' ORT / kiln
+ratios (Method), which can differ from the ratio of the two medians shown; below 1, kiln is
+slower. Times are milliseconds per inference, median of the rounds (lowest-highest round
+median in parentheses).
 
 {table}
 

@@ -40,7 +40,6 @@ BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(BENCH_DIR)
 DEFAULT_WORK_DIR = os.path.join(REPO_ROOT, "build", "bench")
 REFERENCE = "ort"
-ROUNDS = "_rounds"  # measure.py's engine name for its "rounds" event
 
 
 @dataclass
@@ -102,14 +101,14 @@ class Result:
 # --------------------------------------------------------------------------
 
 def run_worker(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-               kiln: engine_registry.KilnEngine, work_dir: str) -> tuple:
-    """Starts bench/measure.py for one model and thread count. Returns the
-    events it printed, by engine, and whether it timed out. A
-    multi-threaded worker measures the CPUs' round trip around its rounds
-    (the probe built in work_dir)."""
+               kiln: engine_registry.KilnEngine, work_dir: str, first_round: int) -> tuple:
+    """Starts bench/measure.py for one model and thread count, its rounds
+    numbered from first_round. Returns the events it printed, by engine,
+    and whether it timed out. A multi-threaded worker measures the CPUs'
+    round trip around its rounds (the probe built in work_dir)."""
     command = [sys.executable, os.path.join(BENCH_DIR, "measure.py"), "--meta", meta_path,
                "--threads", str(threads), "--budget", str(settings.budget_s),
-               "--rounds", str(settings.rounds),
+               "--rounds", str(settings.rounds), "--first-round", str(first_round),
                "--kiln-bin", os.path.dirname(kiln.compiler), "--kiln-runtime", kiln.runtime]
     if threads > 1:
         command += ["--round-trips", work_dir]
@@ -170,18 +169,21 @@ def classify(result: Result, timed_out: bool, timeout_s: float) -> None:
 
 
 def measure_engines(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-                    kiln: engine_registry.KilnEngine, work_dir: str, log) -> tuple:
+                    kiln: engine_registry.KilnEngine, work_dir: str, first_round: int,
+                    log) -> tuple:
     """Runs the worker; when a slow or crashing engine (naive kiln) took it
     down before the reference was timed, measures the others again without
     it, so that the row still has their numbers."""
-    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln, work_dir)
+    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln, work_dir,
+                                   first_round)
     unfinished = [name for name in artifacts if "timing" not in events.get(name, {})]
     if REFERENCE in unfinished and len(artifacts) > 1:
         unfinished.remove(REFERENCE)
         rest = {n: a for n, a in artifacts.items() if n not in unfinished}
         log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
-        again, _ = run_worker(meta_path, threads, rest, settings, kiln, work_dir)
-        events.update({name: again.get(name, {}) for name in [*rest, ROUNDS]})
+        again, _ = run_worker(meta_path, threads, rest, settings, kiln, work_dir, first_round)
+        events.update({name: again.get(name, {})
+                       for name in [*rest, engine_registry.ROUNDS_ENGINE]})
     return events, timed_out
 
 
@@ -209,11 +211,13 @@ def merge_events(into: dict, events: dict) -> None:
 
 def add_rounds(result: Result, rounds: list) -> None:
     """Adds one pass's timed rounds to the row's, and, on more than one
-    thread, their round trips (a None, the probe's failure, kept: the smoke
-    run fails on it)."""
+    thread, their round trips, each once (a round's trip after it is the
+    next one's before it; a None, the probe's failure, kept: the smoke run
+    fails on it)."""
     result.rounds += rounds
-    if result.threads > 1:
-        result.core_round_trip_ns += [ns for r in rounds for ns in r["round_trip_ns"]]
+    if result.threads > 1 and rounds:
+        result.core_round_trip_ns += ([rounds[0]["round_trip_ns"][0]]
+                                      + [r["round_trip_ns"][1] for r in rounds])
 
 
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
@@ -252,12 +256,14 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                              if not (kiln_skipped and n == "kiln")}
             with machine.OtherCpuLoad() as other_load:
                 events, timed_out[threads] = measure_engines(
-                    meta_path, threads, row_artifacts, pass_settings, kiln, work_dir, log)
+                    meta_path, threads, row_artifacts, pass_settings, kiln, work_dir,
+                    pass_index * pass_settings.rounds, log)
                 if fusion_limit and pass_index == 0:
                     log(f"  running the hand-written loop on {threads} thread(s) ...")
                     result.fusion_limit = fusion_limit.measure(
                         threads, settings.fusion_limit_repeats, settings.timeout_s)
-            add_rounds(result, events.pop(ROUNDS, {}).get("rounds", {}).get("rounds", []))
+            rounds_event = events.pop(engine_registry.ROUNDS_ENGINE, {}).get("rounds", {})
+            add_rounds(result, rounds_event.get("timed", []))
             result.other_load = max(result.other_load or 0.0, other_load.cores)
             merge_events(result.engines, events)
             if pass_index or kiln_skipped:
@@ -444,7 +450,7 @@ def main() -> int:
     # The probe pins two threads to the process's first two CPUs: where
     # there are two, every multi-threaded row must have its round trips.
     two_cpus = len(os.sched_getaffinity(0)) > 1
-    unmeasured = [r for r in results if two_cpus and r.threads > 1
+    unmeasured = [r for r in results if two_cpus and r.threads > 1 and r.status == "ok"
                   and (not r.core_round_trip_ns or not all(r.core_round_trip_ns))]
     for result in unmeasured:
         log(f"FAILED {result.key} threads {result.threads}: the CPUs' round trip was not "

@@ -3,6 +3,7 @@
 bench-report): rows built by hand, no engine run."""
 
 import os
+import statistics
 import sys
 import unittest
 
@@ -22,10 +23,11 @@ def row(threads: int, rounds: list) -> Result:
     run.merge_events pools them."""
     result = Result("m-b1", "m", 1, threads, "", 1, 1, rounds=rounds)
     for engine in ("kiln", "ort"):
-        samples = sorted(r["ms"][engine] for r in rounds if engine in r["ms"])
-        result.engines[engine] = {"timing": {"median_ms": samples[len(samples) // 2]}}
+        samples = [r["ms"][engine] for r in rounds if engine in r["ms"]]
+        result.engines[engine] = {"timing": {"median_ms": statistics.median(samples)}}
     if threads > 1:
-        result.core_round_trip_ns = [ns for r in rounds for ns in r["round_trip_ns"]]
+        result.core_round_trip_ns = ([rounds[0]["round_trip_ns"][0]]
+                                     + [r["round_trip_ns"][1] for r in rounds])
     return result
 
 

@@ -13,8 +13,8 @@
 // CPUs are: the round trip of a cache line between two threads pinned to
 // them. On a virtual machine the host may place the two vCPUs on cores that
 // share a cache or on different core complexes or sockets, and move them
-// between the two over seconds to minutes; bench/run.py takes it around
-// every multi-threaded row.
+// between the two over seconds to minutes; bench/measure.py takes it around
+// every round of a multi-threaded row.
 //
 // Prints one JSON object on stdout. Built by bench/run.py with
 //   clang++-22 -O3 -march=native -std=c++17 -pthread probe.cpp
