@@ -82,8 +82,8 @@ class Result:
     other_load: Optional[float] = None                # cores used by other processes
     # A cache line's round trip between the first two CPUs (ns), measured
     # before and after every round of a multi-threaded row
-    # (machine.core_round_trip_ns; None where the probe failed): every
-    # value of `rounds`' round_trip_ns.
+    # (machine.core_round_trip_ns; None where the probe failed): the round
+    # trips of `rounds`, each once (add_rounds).
     core_round_trip_ns: list = field(default_factory=list)
     # The timed rounds of all passes (measure.py's "rounds" event): per
     # round, each engine's block median {"ms": {engine: ms}} and the round
