@@ -51,7 +51,7 @@ def build_native(source_path: str, cache_dir: str) -> str:
 
 
 def run_probe(cache_dir: str, threads: int, quick: bool) -> dict:
-    binary = build_native(PROBE_SOURCE, cache_dir)
+    binary = build_probe(cache_dir)
     command = [binary, "--threads", str(threads)] + (["--quick"] if quick else [])
     result = json.loads(subprocess.run(command, check=True, capture_output=True,
                                        text=True).stdout)
@@ -59,10 +59,16 @@ def run_probe(cache_dir: str, threads: int, quick: bool) -> dict:
     return result
 
 
-def core_round_trip_ns(cache_dir: str) -> Optional[float]:
+def build_probe(cache_dir: str) -> str:
+    """The machine probe's binary (built unless cached); raises BuildError."""
+    return build_native(PROBE_SOURCE, cache_dir)
+
+
+def core_round_trip_ns(probe: str) -> Optional[float]:
     """A cache line's round trip between the process's first two CPUs
-    (probe --round-trip), or None where there are fewer, they cannot be
-    pinned or the probe fails (the reason on stderr). On a virtual machine
+    (`probe --round-trip`, the binary build_probe returns), or None where
+    there are fewer, they cannot be pinned or the probe fails (the reason on
+    stderr). On a virtual machine
     the host may move the vCPUs between cores that share a cache and cores
     that do not (~100 and ~450 ns on a Zen 3 EPYC host) over seconds to
     minutes, which changes how fast one thread reads what the other wrote;
@@ -70,11 +76,10 @@ def core_round_trip_ns(cache_dir: str) -> Optional[float]:
     from its main thread: an engine that pinned that thread to one CPU would
     leave the probe one CPU (None)."""
     try:
-        binary = build_native(PROBE_SOURCE, cache_dir)
-        output = subprocess.run([binary, "--round-trip"], check=True, capture_output=True,
+        output = subprocess.run([probe, "--round-trip"], check=True, capture_output=True,
                                 text=True, timeout=30).stdout
         return json.loads(output)["round_trip_ns"]
-    except (BuildError, OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
         print(f"probe --round-trip: {error}", file=sys.stderr)
         return None
 

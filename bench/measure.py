@@ -262,9 +262,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--engine", action="append", default=[],
                         help="NAME=ARTIFACT; the first is the reference")
-    parser.add_argument("--round-trips", metavar="CACHE_DIR", default=None,
-                        help="measure the CPUs' round trip around every round (the probe "
-                             "built in CACHE_DIR: machine.core_round_trip_ns)")
+    parser.add_argument("--round-trips", metavar="PROBE", default=None,
+                        help="measure the CPUs' round trip around every round with the "
+                             "machine probe's binary PROBE (machine.core_round_trip_ns)")
     parser.add_argument("--first-round", type=int, default=0,
                         help="the first round's number in the row (rotates the engines' order)")
     parser.add_argument("--kiln-bin", default=None)

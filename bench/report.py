@@ -479,9 +479,18 @@ SCALING_TARGET = 1.85
 APART_FACTOR = 2.0
 
 
+def round_trips(result) -> list:
+    """The CPUs' round trips measured around the row's rounds (None where
+    the probe failed or was not run); for results of runs before session
+    54, around its workers."""
+    if result.rounds:
+        return [ns for timed_round in result.rounds for ns in timed_round["round_trip_ns"]]
+    return result.core_round_trip_ns
+
+
 def _round_trips(result) -> list:
     """The row's measured round trips (the probe's failures, None, left out)."""
-    return [ns for ns in result.core_round_trip_ns if ns]
+    return [ns for ns in round_trips(result) if ns]
 
 
 def _fmt_round_trips(result) -> str:

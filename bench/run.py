@@ -80,15 +80,15 @@ class Result:
     status: str = "ok"
     message: str = ""                                 # error text behind the status
     other_load: Optional[float] = None                # cores used by other processes
-    # A cache line's round trip between the first two CPUs (ns), measured
-    # before and after every round of a multi-threaded row
-    # (machine.core_round_trip_ns; None where the probe failed): the round
-    # trips of `rounds`, each once (add_rounds).
-    core_round_trip_ns: list = field(default_factory=list)
     # The timed rounds of all passes (measure.py's "rounds" event): per
-    # round, each engine's block median {"ms": {engine: ms}} and the round
-    # trips before and after it ("round_trip_ns": [before, after]).
+    # round, each engine's block median {"ms": {engine: ms}} and, on more
+    # than one thread, a cache line's round trip between the first two CPUs
+    # before and after it ("round_trip_ns": [before, after], in ns;
+    # machine.core_round_trip_ns; None where the probe failed or was not run).
     rounds: list = field(default_factory=list)
+    # Results of runs before session 54: the round trips before and after
+    # each worker of a multi-threaded row (report.round_trips reads either).
+    core_round_trip_ns: list = field(default_factory=list)
     compile: dict = field(default_factory=dict)       # engine -> CompileResult fields
     engines: dict = field(default_factory=dict)       # engine -> {event: fields}
     # The hand-written loop's fields (handwritten.FusionLimit.measure), for
@@ -101,17 +101,17 @@ class Result:
 # --------------------------------------------------------------------------
 
 def run_worker(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-               kiln: engine_registry.KilnEngine, work_dir: str, first_round: int) -> tuple:
+               kiln: engine_registry.KilnEngine, probe: str, first_round: int) -> tuple:
     """Starts bench/measure.py for one model and thread count, its rounds
     numbered from first_round. Returns the events it printed, by engine,
     and whether it timed out. A multi-threaded worker measures the CPUs'
-    round trip around its rounds (the probe built in work_dir)."""
+    round trip around its rounds with the machine probe's binary `probe`."""
     command = [sys.executable, os.path.join(BENCH_DIR, "measure.py"), "--meta", meta_path,
                "--threads", str(threads), "--budget", str(settings.budget_s),
                "--rounds", str(settings.rounds), "--first-round", str(first_round),
                "--kiln-bin", os.path.dirname(kiln.compiler), "--kiln-runtime", kiln.runtime]
     if threads > 1:
-        command += ["--round-trips", work_dir]
+        command += ["--round-trips", probe]
     for name, artifact in artifacts.items():
         command += ["--engine", f"{name}={artifact}"]
     timed_out = False
@@ -169,19 +169,19 @@ def classify(result: Result, timed_out: bool, timeout_s: float) -> None:
 
 
 def measure_engines(meta_path: str, threads: int, artifacts: dict, settings: Settings,
-                    kiln: engine_registry.KilnEngine, work_dir: str, first_round: int,
+                    kiln: engine_registry.KilnEngine, probe: str, first_round: int,
                     log) -> tuple:
     """Runs the worker; when a slow or crashing engine (naive kiln) took it
     down before the reference was timed, measures the others again without
     it, so that the row still has their numbers."""
-    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln, work_dir,
+    events, timed_out = run_worker(meta_path, threads, artifacts, settings, kiln, probe,
                                    first_round)
     unfinished = [name for name in artifacts if "timing" not in events.get(name, {})]
     if REFERENCE in unfinished and len(artifacts) > 1:
         unfinished.remove(REFERENCE)
         rest = {n: a for n, a in artifacts.items() if n not in unfinished}
         log(f"  measuring {', '.join(rest)} again without {', '.join(unfinished)}")
-        again, _ = run_worker(meta_path, threads, rest, settings, kiln, work_dir, first_round)
+        again, _ = run_worker(meta_path, threads, rest, settings, kiln, probe, first_round)
         events.update({name: again.get(name, {})
                        for name in [*rest, engine_registry.ROUNDS_ENGINE]})
     return events, timed_out
@@ -209,17 +209,6 @@ def merge_events(into: dict, events: dict) -> None:
                           single_run=False, cold=False)
 
 
-def add_rounds(result: Result, rounds: list) -> None:
-    """Adds one pass's timed rounds to the row's, and, on more than one
-    thread, their round trips, each once (a round's trip after it is the
-    next one's before it; a None, the probe's failure, kept: the smoke run
-    fails on it)."""
-    result.rounds += rounds
-    if result.threads > 1 and rounds:
-        result.core_round_trip_ns += ([rounds[0]["round_trip_ns"][0]]
-                                      + [r["round_trip_ns"][1] for r in rounds])
-
-
 def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                     kiln: engine_registry.KilnEngine, work_dir: str, log, on_result) -> list:
     models_dir = os.path.join(work_dir, "models")
@@ -235,6 +224,7 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
     artifacts = {REFERENCE: meta["onnx"]}
     artifacts.update({name: c.artifact for name, c in compiles.items() if c.status == "ok"})
     fusion_limit = handwritten.for_model(spec.name, work_dir)
+    probe = machine.build_probe(work_dir)  # for the CPUs' round trips
 
     results = {threads: Result(spec.key, spec.name, spec.batch, threads, spec.description,
                                meta["flops"], meta["bytes"],
@@ -256,14 +246,14 @@ def benchmark_model(spec, thread_counts: list, settings: Settings, peers: list,
                              if not (kiln_skipped and n == "kiln")}
             with machine.OtherCpuLoad() as other_load:
                 events, timed_out[threads] = measure_engines(
-                    meta_path, threads, row_artifacts, pass_settings, kiln, work_dir,
+                    meta_path, threads, row_artifacts, pass_settings, kiln, probe,
                     pass_index * pass_settings.rounds, log)
                 if fusion_limit and pass_index == 0:
                     log(f"  running the hand-written loop on {threads} thread(s) ...")
                     result.fusion_limit = fusion_limit.measure(
                         threads, settings.fusion_limit_repeats, settings.timeout_s)
             rounds_event = events.pop(engine_registry.ROUNDS_ENGINE, {}).get("rounds", {})
-            add_rounds(result, rounds_event.get("timed", []))
+            result.rounds += rounds_event.get("timed", [])
             result.other_load = max(result.other_load or 0.0, other_load.cores)
             merge_events(result.engines, events)
             if pass_index or kiln_skipped:
@@ -451,10 +441,10 @@ def main() -> int:
     # there are two, every multi-threaded row must have its round trips.
     two_cpus = len(os.sched_getaffinity(0)) > 1
     unmeasured = [r for r in results if two_cpus and r.threads > 1 and r.status == "ok"
-                  and (not r.core_round_trip_ns or not all(r.core_round_trip_ns))]
+                  and (not report.round_trips(r) or not all(report.round_trips(r)))]
     for result in unmeasured:
         log(f"FAILED {result.key} threads {result.threads}: the CPUs' round trip was not "
-            f"measured (bench/probe/probe.cpp --round-trip): {result.core_round_trip_ns}")
+            f"measured (bench/probe/probe.cpp --round-trip): {report.round_trips(result)}")
     log(f"{len(results) - len(failures)} of {len(results)} rows ok in {elapsed:.0f} s"
         + (f"; {len(limit_failures)} hand-written loop run(s) failed" if limit_failures
            else "")

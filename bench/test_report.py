@@ -25,9 +25,6 @@ def row(threads: int, rounds: list) -> Result:
     for engine in ("kiln", "ort"):
         samples = [r["ms"][engine] for r in rounds if engine in r["ms"]]
         result.engines[engine] = {"timing": {"median_ms": statistics.median(samples)}}
-    if threads > 1:
-        result.core_round_trip_ns = ([rounds[0]["round_trip_ns"][0]]
-                                     + [r["round_trip_ns"][1] for r in rounds])
     return result
 
 
@@ -78,6 +75,13 @@ class PlacementTest(unittest.TestCase):
         self.assertEqual(cells[5], "1.10x (2) / 1.10x (1)")
         self.assertEqual(cells[6], "100-460")
         self.assertEqual([r.threads for r in report._rows_apart([one, two])], [2])
+
+    def test_round_trips_of_older_results(self):
+        # Before session 54 a row had its round trips per worker, no rounds.
+        result = row(2, [timed_round(1.0, 1.0)])
+        result.rounds, result.core_round_trip_ns = [], [90, None, 450]
+        self.assertEqual(report.round_trips(result), [90, None, 450])
+        self.assertEqual(report._fmt_round_trips(result), "90-450")
 
 
 if __name__ == "__main__":
