@@ -46,9 +46,11 @@ tiles, checked against ONNX Runtime:
 Each case runs with a batch of 2, on 1 and 2 threads. With --emulate-gpu,
 the same cases go through the CUDA target's mapping, run on the CPU. With
 --split-batch, every batched case runs image by image (kiln-split-batch down
-to 1 byte an image), so each lowering path also sees its ops per image.
+to 1 byte an image), so each lowering path also sees its ops per image; with
+--lanes too, each image on a lane of its own (kiln-form-lanes: on 2 threads
+the two images at once, each on one thread).
 
-Usage: window_ops_vs_onnxruntime.py BIN_DIR [--emulate-gpu | --split-batch]
+Usage: window_ops_vs_onnxruntime.py BIN_DIR [--emulate-gpu | --split-batch [--lanes]]
 """
 
 import os
@@ -636,7 +638,9 @@ def main():
     targets = ([("gpu", ["--emulate-gpu"])] if "--emulate-gpu" in sys.argv[2:]
                else [(cpu, [f"--mcpu={cpu}"]) for cpu in CPUS])
     if "--split-batch" in sys.argv[2:]:
-        targets = [(f"{target}.split", flags + ["--split-batch-bytes=1"])
+        lanes = 2 if "--lanes" in sys.argv[2:] else 1
+        targets = [(f"{target}.split", flags + ["--split-batch-bytes=1",
+                                                 f"--split-batch-lanes={lanes}"])
                    for target, flags in targets]
     results = []
     with tempfile.TemporaryDirectory() as work:

@@ -111,3 +111,55 @@ func.func @tile_temporary(%in: memref<64x32xf32>, %out: memref<64x32xf32>) {
   }
   return
 }
+
+// -----
+
+// The lanes (kiln-form-lanes) are a task whatever their work. The kernels'
+// loops inside them with enough work become functions of their own,
+// kiln_lane_kernel_N, called on the whole loop by the lane that runs them
+// (no second level of tasks); the small one stays in the lane.
+// CHECK-LABEL: func.func @lanes
+// CHECK: call @kiln_parallel_0(%{{.*}}, %{{.*}}, %arg0)
+// CHECK: func.func private @kiln_task_0(%{{.*}}: index, %{{.*}}: index, %[[BUF:.*]]: memref<2x4096xf32>)
+// CHECK: scf.parallel
+// CHECK: scf.index_switch
+// CHECK: case 0 {
+// CHECK: %[[COUNT:.*]] = arith.constant 4096 : index
+// CHECK: call @kiln_lane_kernel_1(%{{.*}}, %[[COUNT]], %[[BUF]])
+// CHECK: case 1 {
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step
+// CHECK-NOT: call
+// CHECK: default
+// CHECK: } {kiln.lanes}
+// CHECK: func.func private @kiln_lane_kernel_1(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<2x4096xf32>)
+// CHECK-NOT: func.func private @kiln_parallel_1
+func.func @lanes(%buf: memref<2x4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c4096 = arith.constant 4096 : index
+  scf.parallel (%lane) = (%c0) to (%c2) step (%c1) {
+    scf.index_switch %lane
+    case 0 {
+      scf.parallel (%j) = (%c0) to (%c4096) step (%c1) {
+        %x = memref.load %buf[%c0, %j] : memref<2x4096xf32>
+        memref.store %x, %buf[%c0, %j] : memref<2x4096xf32>
+        scf.reduce
+      }
+      scf.yield
+    }
+    case 1 {
+      scf.parallel (%j) = (%c0) to (%c8) step (%c1) {
+        %x = memref.load %buf[%c1, %j] : memref<2x4096xf32>
+        memref.store %x, %buf[%c1, %j] : memref<2x4096xf32>
+        scf.reduce
+      }
+      scf.yield
+    }
+    default {
+    }
+    scf.reduce
+  } {kiln.lanes}
+  return
+}

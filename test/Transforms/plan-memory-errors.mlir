@@ -13,3 +13,30 @@ func.func @parallel(%n: index) {
   }
   return
 }
+
+// -----
+
+// A lane's buffer read after the lanes (kiln-form-lanes moves such buffers
+// before the loop): refused, not placed as if the lane owned it.
+func.func @lane_buffer_escapes(%in: memref<65536xf32>, %out: memref<65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %escaped = scf.parallel (%lane) = (%c0) to (%c2) step (%c1) init (%in) -> memref<65536xf32> {
+    %r = scf.index_switch %lane -> memref<65536xf32>
+    case 0 {
+      // expected-error @+1 {{a buffer allocated in a lane of a kiln.lanes loop is used outside it}}
+      %a = memref.alloc() : memref<65536xf32>
+      scf.yield %a : memref<65536xf32>
+    }
+    default {
+      scf.yield %in : memref<65536xf32>
+    }
+    scf.reduce(%r : memref<65536xf32>) {
+    ^bb0(%x: memref<65536xf32>, %y: memref<65536xf32>):
+      scf.reduce.return %x : memref<65536xf32>
+    }
+  } {kiln.lanes}
+  memref.copy %escaped, %out : memref<65536xf32> to memref<65536xf32>
+  return
+}

@@ -109,3 +109,58 @@ func.func @tile_temporary(%in: memref<64x32xf32>, %out: memref<64x32xf32>) {
   }
   return
 }
+
+// -----
+
+// The lanes of a kiln.lanes loop (kiln-form-lanes) run at once, each on
+// its own thread: a lane's buffers get bytes of their own against every
+// other lane's, and reuse their own lane's by its order (%c takes %a's
+// bytes); a buffer live across the loop (%shared, which lane 0 writes and
+// the copy after the loop reads) overlaps them all. Small or not, a lane's
+// buffers stay in the arena (as stack slots, every lane's would take the
+// frame of the task that runs them).
+// CHECK-LABEL: func.func @lanes
+// CHECK-SAME: kiln.arena_bytes = 256 : i64
+// CHECK: %[[SHARED:.*]] = memref.view %{{.*}}[%c0{{.*}}][]
+// CHECK: scf.index_switch
+// CHECK-NEXT: case 0 {
+// CHECK: memref.view %{{.*}}[%c64{{.*}}][]
+// CHECK: memref.view %{{.*}}[%c128{{.*}}][]
+// CHECK: memref.view %{{.*}}[%c64{{.*}}][]
+// CHECK: case 1 {
+// CHECK: memref.view %{{.*}}[%c192{{.*}}][]
+// STACK-LABEL: func.func @lanes
+// STACK-SAME: kiln.arena_bytes = 192 : i64
+// STACK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<16xf32>
+// STACK-NOT: memref.alloca
+// STACK: return
+func.func @lanes(%in: memref<16xf32>, %out: memref<16xf32>, %out1: memref<16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %shared = memref.alloc() : memref<16xf32>
+  scf.parallel (%lane) = (%c0) to (%c2) step (%c1) {
+    scf.index_switch %lane
+    case 0 {
+      %a = memref.alloc() : memref<16xf32>
+      memref.copy %in, %a : memref<16xf32> to memref<16xf32>
+      %b = memref.alloc() : memref<16xf32>
+      memref.copy %a, %b : memref<16xf32> to memref<16xf32>
+      %c = memref.alloc() : memref<16xf32>
+      memref.copy %b, %c : memref<16xf32> to memref<16xf32>
+      memref.copy %c, %shared : memref<16xf32> to memref<16xf32>
+      scf.yield
+    }
+    case 1 {
+      %d = memref.alloc() : memref<16xf32>
+      memref.copy %in, %d : memref<16xf32> to memref<16xf32>
+      memref.copy %d, %out1 : memref<16xf32> to memref<16xf32>
+      scf.yield
+    }
+    default {
+    }
+    scf.reduce
+  } {kiln.lanes}
+  memref.copy %shared, %out : memref<16xf32> to memref<16xf32>
+  return
+}

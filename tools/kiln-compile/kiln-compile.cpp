@@ -5,6 +5,7 @@
 //              [--target=cpu|cuda] [--gpu=sm_XX] [--cuda-path=DIR]
 //              [--mcpu=CPU] [--report[=json]] [--machine=FILE.json]
 //              [--roofline-threads=N] [--profile] [--explain-matmuls] [-v]
+//              [--split-batch-lanes=K]
 //              [--input-shape NAME=1x3x224x224] [--dim NAME=N]
 //              [--const-input NAME=FILE.pb]
 //
@@ -44,6 +45,7 @@
 #include "llvm/Support/Path.h"
 
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include <unistd.h>
 
@@ -148,6 +150,15 @@ cl::opt<int64_t> splitBatchPieces(
     cl::desc("Tuning: the most pieces (copies of the layers' code) "
              "kiln-split-batch cuts a batch into"),
     cl::init(16), cl::Hidden);
+cl::opt<int64_t> splitBatchLanes(
+    "split-batch-lanes",
+    cl::desc("Run the layers kiln-split-batch runs image by image as this "
+             "many lanes of images, each lane on one thread, the lanes in "
+             "parallel (1: the images one after another, each kernel across "
+             "the threads); default: with --mcpu=native (the default), the "
+             "CPUs kiln-compile may run on, else 1; at most one lane per "
+             "piece"),
+    cl::init(0));
 cl::opt<bool> emulateGPU(
     "emulate-gpu",
     cl::desc("Test mode: compile for the CPU through the CUDA target's "
@@ -459,6 +470,11 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
                     "(1: the batch whole)\n";
     return 1;
   }
+  if (splitBatchLanes.getNumOccurrences() && splitBatchLanes < 1) {
+    llvm::errs() << "error: --split-batch-lanes=" << splitBatchLanes
+                 << ": expected at least 1 lane\n";
+    return 1;
+  }
   // The CPU target's kernels run a batch's large first layers image by
   // image, and a grouped convolution group by group; the CUDA target's have
   // the whole batch to spread over the GPU (and grouped convolutions were
@@ -469,9 +485,17 @@ int compileToMachineCode(MLIRContext &context, ModuleOp module,
     splitBytes = splitBatchBytes >= 0
                      ? int64_t(splitBatchBytes)
                      : kiln::cpu::splitBatchMinImageBytes(**machine);
+  // Built for this machine (--mcpu=native), as many lanes as the threads a
+  // context on it would run; for another CPU, whose core count is unknown,
+  // each image's kernels across the threads as before.
+  int64_t lanes = 1;
+  if (splitBatchLanes.getNumOccurrences())
+    lanes = splitBatchLanes;
+  else if (targetCPU() == "native")
+    lanes = llvm::hardware_concurrency().compute_thread_count();
   if (failed(runPipeline("form kernels", [&](OpPassManager &pm) {
         kiln::cpu::buildKernelPipeline(pm, splitBytes, splitBatchPieces,
-                                       /*splitGroupedConvs=*/cpuKernels);
+                                       /*splitGroupedConvs=*/cpuKernels, lanes);
       })))
     return 1;
   std::vector<kiln::KernelCost> kernels;

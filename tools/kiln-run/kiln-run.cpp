@@ -416,6 +416,12 @@ int profileKernels(const kiln_model *model,
   std::printf("per run over %d runs: %.2f us total, %.2f us in kernels, "
               "%.2f us outside kernels (overhead)\n",
               runs, totalUs, kernelUs, std::max(totalUs - kernelUs, 0.0));
+  // Lanes (kiln-compile --split-batch-lanes) run their kernels at once, one
+  // lane per thread: each kernel's time is its own lane's.
+  if (threads > 1 && kernelUs > totalUs)
+    std::printf("note: the kernels' times add up to more than the run's: "
+                "the lanes of a batch's image-by-image layers ran at once, "
+                "each kernel timed on its lane's thread\n");
   // Faster than the roofline: it underrates this machine (an estimate from
   // the nominal clock, or a machine file from another one).
   if (aboveRoofline && threads == profile->roofline_threads)

@@ -139,15 +139,17 @@ constexpr llvm::StringLiteral kProfileEnd = "kiln_profile_end";
 constexpr llvm::StringLiteral kSeparateKernelsAttrName =
     "kiln.separate_kernels";
 
+/// Whether `op` is a call to the function named `callee`.
+inline bool isCallTo(mlir::Operation *op, llvm::StringRef callee) {
+  auto call = mlir::dyn_cast<mlir::func::CallOp>(op);
+  return call && call.getCallee() == callee;
+}
+
 /// Whether `op` is a call to kiln_profile_begin or kiln_profile_end named
 /// `hook` (either, when empty).
 inline bool isProfileHook(mlir::Operation *op, llvm::StringRef hook = "") {
-  auto call = mlir::dyn_cast<mlir::func::CallOp>(op);
-  if (!call)
-    return false;
-  llvm::StringRef callee = call.getCallee();
-  return hook.empty() ? callee == kProfileBegin || callee == kProfileEnd
-                      : callee == hook;
+  return hook.empty() ? isCallTo(op, kProfileBegin) || isCallTo(op, kProfileEnd)
+                      : isCallTo(op, hook);
 }
 
 /// The op after `op` in its block, past the allocations, constants and

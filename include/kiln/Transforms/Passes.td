@@ -10,6 +10,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FormLanes : Pass<"kiln-form-lanes", "::mlir::ModuleOp"> {
+  let summary = "Run the lanes of a batch's image-by-image layers in parallel";
+  let description = [{
+    Runs on bufferized code, before kiln-plan-memory. In each function, the
+    top-level ops from the first `kiln_lane_begin(i)` call to the last
+    `kiln_lane_end(i)` (kiln-inline-kernels' markers around each lane's run
+    of kernels, include/kiln/Transforms/Lanes.h) become an `scf.parallel`
+    over the lanes, marked `kiln.lanes`, whose body is an `scf.index_switch`
+    on the lane: case i runs lane i's ops in their order. Ops of the span
+    that no lane owns, and ops of a lane whose results another lane or the
+    code after the span uses (a weight's view shared by CSE, the buffer of
+    a piece's result), move before the loop, after the ops defining their
+    operands, when they are allocations or free of memory effects.
+    Otherwise, or when the markers do not bracket one run of ops per lane,
+    numbered from 0, the pass warns and leaves the ops in order, lanes one
+    after another. The markers and their declarations are erased.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Give every intermediate buffer a static offset in one arena";
   let description = [{
@@ -32,6 +53,14 @@ def PlanMemory : Pass<"kiln-plan-memory", "::mlir::ModuleOp"> {
     parallel loop (a row tile's temporaries) becomes a stack slot of the
     loop body if it is at most `max-stack-bytes`, an error otherwise;
     kiln-outline-parallel-loops hoists such slots to the function entry.
+
+    The buffers allocated in the lanes of a `kiln.lanes` loop
+    (kiln-form-lanes), outside any parallel loop of their own, are placed
+    in the arena, whatever their size: each lane runs on its own thread,
+    so a lane's buffers overlap those of every other lane of the loop, and
+    their lifetimes within the lane follow the lane's ops in order. Buffers
+    allocated outside the loop and live across it overlap them all. A lane
+    buffer used outside its lane is an error.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect"];
@@ -160,6 +189,11 @@ def InlineKernels : Pass<"kiln-inline-kernels", "::mlir::ModuleOp"> {
     program order; declared as private functions), which the backend
     defines as per-kernel timers (--profile), or which
     kiln-record-fused-kernels reads and erases (--report).
+
+    Each run of consecutive kernels of one lane (`kiln.lane`, from
+    kiln-split-batch) is bracketed by calls to `kiln_lane_begin(lane)` and
+    `kiln_lane_end(lane)`, outside the profiling calls, which
+    kiln-form-lanes reads and erases.
   }];
   let options = [
     Option<"profile", "profile", "bool", /*default=*/"false",
@@ -379,9 +413,14 @@ def OutlineParallelLoops
     the task to the thread pool. Constants, globals and views the loop uses
     are recomputed in the task; function arguments, stack buffers and
     enclosing loop indices are passed. A loop needing anything else stays
-    sequential. Finally, static stack slots inside loop bodies (per-iteration
-    temporaries from kiln-plan-memory) move to their function's entry block,
-    one per call of the task, so the stack does not grow per iteration.
+    sequential. A `kiln.lanes` loop (kiln-form-lanes) is always outlined,
+    whatever its work, or the pass fails; inside its task, each outermost
+    loop with enough work becomes a function of its own,
+    `kiln_lane_kernel_N(begin, end, captures...)`, called directly on the
+    whole loop (the backend keeps LLVM from inlining it). Finally, static
+    stack slots inside loop bodies (per-iteration temporaries from
+    kiln-plan-memory) move to their function's entry block, one per call of
+    the task, so the stack does not grow per iteration.
   }];
   let options = [
     Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",

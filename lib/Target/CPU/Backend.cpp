@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
 #include "kiln/Target/CPU/InterleaveLoops.h"
 #include "kiln/Target/CPU/TargetDescription.h"
+#include "kiln/Transforms/Lanes.h"
 #include "kiln/Transforms/Passes.h"
 #include "kiln/Transforms/RuntimeDtype.h"
 #include "kiln/runtime.h"
@@ -191,10 +192,11 @@ FailureOr<ModelSignature> prepareGraphFunction(ModuleOp module) {
 //===----------------------------------------------------------------------===//
 
 void buildKernelPipeline(OpPassManager &pm, int64_t splitBatchBytes,
-                         int64_t splitBatchPieces, bool splitGroupedConvs) {
+                         int64_t splitBatchPieces, bool splitGroupedConvs,
+                         int64_t splitBatchLanes) {
   if (splitBatchBytes > 0)
-    pm.addNestedPass<func::FuncOp>(
-        createKilnSplitBatch({splitBatchBytes, splitBatchPieces}));
+    pm.addNestedPass<func::FuncOp>(createKilnSplitBatch(
+        {splitBatchBytes, splitBatchPieces, splitBatchLanes}));
   // After kiln-split-batch, which runs convolutions image by image but
   // stops at a split along the channels.
   if (splitGroupedConvs)
@@ -264,7 +266,8 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
            ? "func.func(buffer-deallocation-pipeline),"
              "kiln-offload-gemms{emulate=true},kiln-map-reductions-to-gpu,"
              "kiln-plan-memory{alignment=256 max-stack-buffer-bytes=0},"
-           : "kiln-plan-memory,func.func(buffer-deallocation-pipeline),") +
+           : "kiln-form-lanes,kiln-plan-memory,"
+             "func.func(buffer-deallocation-pipeline),") +
       "func.func(convert-memref-copy-to-linalg)," +
       (options.emulateGPU ? "" : rowCopies + ",") +
       "func.func(convert-linalg-to-parallel-loops)," +
@@ -387,10 +390,14 @@ public:
     llvm::Function *graph = module.getFunction(kGraphFunctionName);
     if (!graph)
       return llvm::createStringError("the model function was not lowered");
-    // Everything but the ABI entry points stays inside the library.
+    // Everything but the ABI entry points stays inside the library. The
+    // kernels of a lanes task stay functions of their own (Lanes.h).
     for (llvm::Function &f : module)
-      if (!f.isDeclaration())
+      if (!f.isDeclaration()) {
         f.setLinkage(llvm::GlobalValue::InternalLinkage);
+        if (f.getName().starts_with(kiln::kLaneKernelPrefix))
+          f.addFnAttr(llvm::Attribute::NoInline);
+      }
     for (llvm::GlobalVariable &g : module.globals())
       if (!g.isDeclaration())
         g.setLinkage(llvm::GlobalValue::InternalLinkage);

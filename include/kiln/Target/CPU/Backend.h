@@ -167,12 +167,14 @@ CodegenOptions codegenOptionsFor(const llvm::TargetMachine &machine);
 
 /// kiln-fuse-kernels: groups the graph into kernel regions; before it, with
 /// `splitBatchBytes` > 0, kiln-split-batch{min-image-bytes=splitBatchBytes
-/// max-pieces=splitBatchPieces} runs a batch's large first layers image by
-/// image, and with `splitGroupedConvs` (the CPU target's kernels),
-/// kiln-split-grouped-convs makes a grouped convolution one per group.
+/// max-pieces=splitBatchPieces lanes=splitBatchLanes} runs a batch's large
+/// first layers image by image, and with `splitGroupedConvs` (the CPU
+/// target's kernels), kiln-split-grouped-convs makes a grouped convolution
+/// one per group.
 void buildKernelPipeline(mlir::OpPassManager &pm, int64_t splitBatchBytes = 0,
                          int64_t splitBatchPieces = 16,
-                         bool splitGroupedConvs = false);
+                         bool splitGroupedConvs = false,
+                         int64_t splitBatchLanes = 1);
 /// Kernel regions -> linalg on tensors, fused into one loop nest per kernel,
 /// the regions spliced back into the function.
 void buildLinalgPipeline(mlir::OpPassManager &pm,

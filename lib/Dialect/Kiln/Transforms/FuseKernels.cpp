@@ -23,6 +23,7 @@
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Lanes.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -272,6 +273,15 @@ private:
     return constant && numElements(value) >= 0 && numElements(value) <= 16;
   }
 
+  /// The lane (kiln-split-batch) all of `group`'s ops run in, or null.
+  static Attribute commonLane(const Group &group) {
+    Attribute lane = group.ops.front()->getAttr(kLaneAttrName);
+    bool common = llvm::all_of(group.ops, [&](Operation *op) {
+      return op->getAttr(kLaneAttrName) == lane;
+    });
+    return common ? lane : Attribute();
+  }
+
   void materializeGroup(Group &group, OpBuilder &builder) {
     DenseSet<Operation *> members(group.ops.begin(), group.ops.end());
     SetVector<Value> inputs, cloned;
@@ -290,6 +300,8 @@ private:
     auto kernel = KernelOp::create(builder, group.ops.front()->getLoc(),
                                    kindOf(group), inputs.getArrayRef(),
                                    ValueRange(outputs).getTypes());
+    if (Attribute lane = commonLane(group))
+      kernel->setAttr(kLaneAttrName, lane);
     Block &body = kernel.getBody().front();
     IRMapping mapping;
     for (auto [input, argument] : llvm::zip(inputs, body.getArguments()))

@@ -9,13 +9,16 @@
 // layers image by image: their ops are cloned per image on `kiln.split`
 // pieces of the batched arguments, and the values used after them are
 // joined by `kiln.concat`. A batch of more than `max-pieces` images is cut
-// into that many pieces of a few images each, which bounds the code.
+// into that many pieces of a few images each, which bounds the code. With
+// lanes, each clone is tagged with the lane its piece runs in
+// (include/kiln/Transforms/Lanes.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/IR/KilnTraits.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Lanes.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
@@ -186,10 +189,20 @@ SmallVector<int64_t> pieceSizes(int64_t batch, int64_t maxPieces) {
   return sizes;
 }
 
+/// The lane of each of `pieces` pieces dealt out in order to at most
+/// `lanes` lanes: contiguous runs, as even as whole pieces allow.
+SmallVector<int64_t> laneOfPieces(int64_t pieces, int64_t lanes) {
+  lanes = std::clamp<int64_t>(lanes, 1, pieces);
+  return llvm::to_vector(
+      llvm::map_range(llvm::seq<int64_t>(0, pieces),
+                      [&](int64_t piece) { return piece * lanes / pieces; }));
+}
+
 /// Clones `region`'s ops once per piece of the batch (`sizes` images
-/// each) before its end, and replaces the uses of its values after it by
-/// the pieces' results joined along dim 0.
-void splitImages(const Region &region, ArrayRef<int64_t> sizes) {
+/// each) before its end, each clone tagged with its piece's lane when
+/// there are several, and replaces the uses of its values after it by the
+/// pieces' results joined along dim 0.
+void splitImages(const Region &region, ArrayRef<int64_t> sizes, int64_t lanes) {
   Operation *end = region.end;
   OpBuilder b(end);
   SmallVector<IRMapping> pieces(sizes.size());
@@ -202,11 +215,15 @@ void splitImages(const Region &region, ArrayRef<int64_t> sizes) {
     for (auto [piece, result] : llvm::zip(pieces, split.getResults()))
       piece.map(argument, result);
   }
-  for (auto [piece, size] : llvm::zip(pieces, sizes))
+  SmallVector<int64_t> laneOf = laneOfPieces(sizes.size(), lanes);
+  bool tagLanes = lanes > 1 && sizes.size() > 1;
+  for (auto [piece, size, lane] : llvm::zip(pieces, sizes, laneOf))
     for (Operation *op : region.ops) {
       Operation *copy = b.clone(*op, piece);
       for (OpResult result : copy->getResults())
         result.setType(withImages(result.getType(), size));
+      if (tagLanes)
+        copy->setAttr(kLaneAttrName, b.getI64IntegerAttr(lane));
     }
   for (Operation *op : region.ops)
     for (Value result : op->getResults()) {
@@ -239,7 +256,7 @@ struct SplitBatchPass : public kiln::impl::KilnSplitBatchBase<SplitBatchPass> {
       return;
     if (std::optional<Region> region =
             RegionFinder(batch, minImageBytes).find(func))
-      splitImages(*region, pieceSizes(batch, maxPieces));
+      splitImages(*region, pieceSizes(batch, maxPieces), lanes);
   }
 };
 

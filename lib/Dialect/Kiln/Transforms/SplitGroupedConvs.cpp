@@ -21,6 +21,7 @@
 #include "kiln/Dialect/Kiln/IR/KilnOps.h"
 #include "kiln/Dialect/Kiln/IR/KilnTraits.h"
 #include "kiln/Dialect/Kiln/Transforms/Passes.h"
+#include "kiln/Transforms/Lanes.h"
 #include "kiln/Transforms/ParallelImages.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -92,10 +93,23 @@ bool isUnaryElementwise(Operation *op) {
   return input && output && input.getShape() == output.getShape();
 }
 
+/// Gives every op a builder inserts the lane (kiln-split-batch) of the op
+/// it replaces, so that the lane's kernels stay one run.
+struct InheritLane : public OpBuilder::Listener {
+  explicit InheritLane(Operation *replaced)
+      : lane(replaced->getAttr(kLaneAttrName)) {}
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (lane)
+      op->setAttr(kLaneAttrName, lane);
+  }
+  Attribute lane;
+};
+
 /// Replaces `conv` by one convolution per group joined along the channels;
 /// `filters` holds its filter's elements.
 void splitGroups(ConvOp conv, ArrayRef<float> filters) {
-  OpBuilder b(conv);
+  InheritLane inheritLane(conv);
+  OpBuilder b(conv, &inheritLane);
   Location loc = conv.getLoc();
   auto type = cast<RankedTensorType>(conv.getType());
   auto filterType = cast<RankedTensorType>(conv.getFilter().getType());

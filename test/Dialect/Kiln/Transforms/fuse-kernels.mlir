@@ -186,3 +186,24 @@ func.func @side_producers(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32>
   %2 = kiln.add %0, %1 : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %2 : tensor<8xf32>
 }
+
+// -----
+
+// A kernel whose ops all run in one lane (kiln-split-batch) runs in it
+// too; one that mixes lanes and batch-wide ops (the second matmul with the
+// add of both lanes' results; the subtraction with the tanh) is in none.
+// CHECK-LABEL: func.func @lanes
+// CHECK: %[[K0:.*]] = kiln.kernel "contraction"(%arg0, %arg2) {kiln.lane = 0 : i64} :
+// CHECK: kiln.kernel "elementwise"(%arg3) :
+// CHECK: kiln.kernel "contraction"(%arg1, %arg2, %[[K0]]) :
+func.func @lanes(%x0: tensor<16x32xf32>, %x1: tensor<16x32xf32>, %w: tensor<32x32xf32>, %y: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %0 = kiln.matmul %x0, %w {kiln.lane = 0 : i64} : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
+  %1 = kiln.relu %0 {kiln.lane = 0 : i64} : tensor<16x32xf32> -> tensor<16x32xf32>
+  %2 = kiln.matmul %x1, %w {kiln.lane = 1 : i64} : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
+  %3 = kiln.relu %2 {kiln.lane = 1 : i64} : tensor<16x32xf32> -> tensor<16x32xf32>
+  %4 = kiln.sub %y, %y {kiln.lane = 0 : i64} : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  %5 = kiln.tanh %4 : tensor<16x32xf32> -> tensor<16x32xf32>
+  %6 = kiln.add %1, %3 : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %6, %5 : tensor<16x32xf32>, tensor<16x32xf32>
+}
+

@@ -1,6 +1,8 @@
 // RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024" -split-input-file | FileCheck %s
 // RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-pieces=1" -split-input-file | FileCheck %s --check-prefix=NOT-SPLIT
 // RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-pieces=2" -split-input-file | FileCheck %s --check-prefix=PIECES
+// RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 lanes=2" -split-input-file | FileCheck %s --check-prefix=LANES
+// RUN: kiln-opt %s --kiln-split-batch="min-image-bytes=1024 max-pieces=2 lanes=4" -split-input-file | FileCheck %s --check-prefix=LANE-PER-PIECE
 
 // A convolution whose result takes 1 KiB an image, its ReLU6 (a clamp) and
 // a product with a scale broadcast over the batch run per image: the input
@@ -149,4 +151,39 @@ func.func @nhwc_input(%x: tensor<2x8x8x2xf32>) -> tensor<4x2x8x8xf32> {
   %c = kiln.conv %p, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 1 : (tensor<2x2x10x10xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x8x8xf32>
   %u = kiln.transpose %c perm = [1, 0, 2, 3] : tensor<2x4x8x8xf32> -> tensor<4x2x8x8xf32>
   return %u : tensor<4x2x8x8xf32>
+}
+
+// -----
+
+// With lanes, the pieces are dealt out in order, contiguous runs of them
+// to each lane, and every clone carries its piece's lane; more lanes than
+// pieces leave one piece per lane. Without lanes, no clone has one.
+// CHECK-LABEL: func.func @lanes
+// CHECK-NOT: kiln.lane
+// LANES-LABEL: func.func @lanes
+// LANES: kiln.split %arg0 axis = 0 sizes = [1, 1, 1, 1]
+// LANES-NOT: kiln.lane
+// LANES-NEXT: kiln.conv {{.*}} {kiln.lane = 0 : i64} : {{.*}} -> tensor<1x4x8x8xf32>
+// LANES-NEXT: kiln.relu {{.*}} {kiln.lane = 0 : i64}
+// LANES-NEXT: kiln.conv {{.*}} {kiln.lane = 0 : i64}
+// LANES-NEXT: kiln.relu {{.*}} {kiln.lane = 0 : i64}
+// LANES-NEXT: kiln.conv {{.*}} {kiln.lane = 1 : i64}
+// LANES-NEXT: kiln.relu {{.*}} {kiln.lane = 1 : i64}
+// LANES-NEXT: kiln.conv {{.*}} {kiln.lane = 1 : i64}
+// LANES-NEXT: kiln.relu {{.*}} {kiln.lane = 1 : i64}
+// LANES-NEXT: kiln.concat
+// LANES-NOT: kiln.lane
+// LANE-PER-PIECE-LABEL: func.func @lanes
+// LANE-PER-PIECE: kiln.split %arg0 axis = 0 sizes = [2, 2]
+// LANE-PER-PIECE-NEXT: kiln.conv {{.*}} {kiln.lane = 0 : i64} : {{.*}} -> tensor<2x4x8x8xf32>
+// LANE-PER-PIECE-NEXT: kiln.relu {{.*}} {kiln.lane = 0 : i64}
+// LANE-PER-PIECE-NEXT: kiln.conv {{.*}} {kiln.lane = 1 : i64}
+// LANE-PER-PIECE-NEXT: kiln.relu {{.*}} {kiln.lane = 1 : i64}
+// LANE-PER-PIECE-NEXT: kiln.concat
+func.func @lanes(%x: tensor<4x2x8x8xf32>) -> tensor<4x256xf32> {
+  %w = kiln.constant dense<0.5> : tensor<4x2x3x3xf32>
+  %c = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 1 : (tensor<4x2x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<4x4x8x8xf32>
+  %r = kiln.relu %c : tensor<4x4x8x8xf32> -> tensor<4x4x8x8xf32>
+  %f = kiln.reshape %r to [4, 256] : tensor<4x4x8x8xf32> -> tensor<4x256xf32>
+  return %f : tensor<4x256xf32>
 }

@@ -127,3 +127,22 @@ func.func @one_image_split(%x: tensor<1x4x8x8xf32>, %wide: tensor<1x34x5x5xf32>,
   %2 = kiln.conv %many, %u strides = [2, 2] dilations = [1, 1] pads = [1, 1, 1, 1] groups = 16 : (tensor<1x32x8x8xf32>, tensor<32x2x3x3xf32>) -> tensor<1x32x4x4xf32>
   return %0, %1, %2 : tensor<1x4x4x4xf32>, tensor<1x4x5x5xf32>, tensor<1x32x4x4xf32>
 }
+
+// -----
+
+// A convolution of a lane (kiln-split-batch) is replaced by ops of that
+// lane, its split, filters, group convolutions and join, so the lane's
+// kernels stay one run; the ReLU cloned per group keeps its own.
+// CHECK-LABEL: func.func @lane
+// CHECK: kiln.split %arg0 {{.*}} {kiln.lane = 1 : i64}
+// CHECK: kiln.constant {kiln.lane = 1 : i64}
+// CHECK: kiln.conv {{.*}} {kiln.lane = 1 : i64}
+// CHECK: kiln.relu {{.*}} {kiln.lane = 1 : i64}
+// CHECK: kiln.relu {{.*}} {kiln.lane = 1 : i64}
+// CHECK: kiln.concat {{.*}} {kiln.lane = 1 : i64}
+func.func @lane(%x: tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32> {
+  %w = kiln.constant dense<0.5> : tensor<4x2x1x1xf32>
+  %y = kiln.conv %x, %w strides = [1, 1] dilations = [1, 1] pads = [0, 0, 0, 0] groups = 2 {kiln.lane = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x5x5xf32>
+  %r = kiln.relu %y {kiln.lane = 1 : i64} : tensor<1x4x5x5xf32> -> tensor<1x4x5x5xf32>
+  return %r : tensor<1x4x5x5xf32>
+}

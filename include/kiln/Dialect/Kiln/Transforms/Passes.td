@@ -122,6 +122,13 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
     `max-pieces` images is cut into `max-pieces` pieces of several images
     (as even as whole pieces allow, the last one smaller). Functions
     without such a region are left alone.
+
+    With `lanes` > 1, the pieces are dealt out in order to that many lanes
+    (contiguous runs of pieces, as even as whole pieces allow): each cloned
+    op gets its lane as `kiln.lane`, which kiln-fuse-kernels carries to
+    its kernel and kiln-form-lanes turns into one iteration of a parallel
+    loop, so that each lane's pieces run one after another on one thread
+    and the lanes on different threads.
   }];
   let options = [
     Option<"minImageBytes", "min-image-bytes", "int64_t",
@@ -130,6 +137,9 @@ def KilnSplitBatch : Pass<"kiln-split-batch", "::mlir::func::FuncOp"> {
            "that joins the region">,
     Option<"maxPieces", "max-pieces", "int64_t", /*default=*/"16",
            "Most pieces (copies of the region) a batch is cut into">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"1",
+           "Lanes the pieces are dealt out to, each run on one thread (1: "
+           "the pieces one after another, each kernel across the threads)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }
