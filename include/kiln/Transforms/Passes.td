@@ -22,10 +22,13 @@ def FormLanes : Pass<"kiln-form-lanes", "::mlir::ModuleOp"> {
     that no lane owns, and ops of a lane whose results another lane or the
     code after the span uses (a weight's view shared by CSE, the buffer of
     a piece's result), move before the loop, after the ops defining their
-    operands, when they are allocations or free of memory effects.
-    Otherwise, or when the markers do not bracket one run of ops per lane,
-    numbered from 0, the pass warns and leaves the ops in order, lanes one
-    after another. The markers and their declarations are erased.
+    operands, when they are allocations or free of memory effects. Then no
+    lane may write a buffer (traced through views from each op's memory
+    effects) that another lane reads or writes. Otherwise (a shared op
+    that writes memory, such a buffer, an op whose effects are unknown), or
+    when the markers do not bracket one run of ops per lane, numbered from
+    0, the pass warns and leaves the ops in order, lanes one after another.
+    The markers and their declarations are erased.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];

@@ -176,7 +176,9 @@ def KilnSplitGroupedConvs
     took 7-13 s to compile; its 3x3 / 2 at 56x56 and 28x28 on 2 threads
     0.50 / 0.29 ms batched, 0.91 / 0.44 split, alike on 1).
     Depthwise convolutions (one input channel a group) are left alone.
-    kiln-compile runs the pass for the CPU target only.
+    The ops that replace a convolution of a lane (`kiln.lane`,
+    kiln-split-batch) run in that lane too. kiln-compile runs the pass for
+    the CPU target only.
   }];
   let options = [
     Option<"minGroupChannels", "min-group-channels", "int64_t",
