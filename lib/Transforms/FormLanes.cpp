@@ -64,9 +64,11 @@ Value rootBuffer(Value value) {
   return value;
 }
 
-/// Which lanes read and write one buffer, and an op that did.
+/// How the lanes use one buffer: the first lane that did, whether another
+/// did too, and the last op that wrote it (null if none).
 struct BufferAccesses {
-  SmallVector<int64_t, 2> readers, writers;
+  std::optional<int64_t> lane;
+  bool shared = false;
   Operation *writer = nullptr;
 };
 
@@ -138,17 +140,11 @@ public:
       if (walk.wasInterrupted())
         return failure();
     }
-    for (auto &[buffer, access] : accesses) {
-      SmallVector<int64_t> lanesUsing(access.readers.begin(),
-                                      access.readers.end());
-      llvm::append_range(lanesUsing, access.writers);
-      bool shared = llvm::any_of(
-          lanesUsing, [&](int64_t lane) { return lane != lanesUsing.front(); });
-      if (!access.writers.empty() && shared) {
+    for (auto &[buffer, access] : accesses)
+      if (access.writer && access.shared) {
         blocker = access.writer;
         return failure();
       }
-    }
     return success();
   }
 
@@ -256,7 +252,8 @@ private:
       if (!value || (write && lane == kNoLane))
         return failure();
       BufferAccesses &access = accesses[rootBuffer(value)];
-      (write ? access.writers : access.readers).push_back(lane);
+      access.shared |= access.lane && *access.lane != lane;
+      access.lane = access.lane.value_or(lane);
       if (write)
         access.writer = op;
     }
