@@ -1,4 +1,4 @@
-//===- TargetDescriptionTest.cpp - the host's caches from sysfs -----------===//
+//===- TargetDescriptionTest.cpp - the host's caches and clock ------------===//
 
 #include "kiln/Target/CPU/TargetDescription.h"
 
@@ -82,5 +82,16 @@ TEST_F(FakeCpuDir, MissingOrMalformedLevelsAreNone) {
   addCache(1, "2", "Unified", "two megabytes", "16");
   EXPECT_FALSE(hostDataCache(2, root)); // a size that is not a number
 }
+
+#if defined(__x86_64__)
+TEST(HostClock, MeasuresARunningCoresClock) {
+  // Any x86-64 core of the last two decades, turbo or not, and a virtual
+  // CPU whose samples the host interrupts now and then.
+  std::optional<double> ghz = kiln::cpu::measureHostClockGHz();
+  ASSERT_TRUE(ghz);
+  EXPECT_GT(*ghz, 0.5);
+  EXPECT_LT(*ghz, 7.0);
+}
+#endif
 
 } // namespace

@@ -11,6 +11,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <chrono>
+
 namespace kiln::cpu {
 
 int fmaLanes(const llvm::TargetMachine &machine) {
@@ -176,19 +178,74 @@ constexpr double kEstimatedGBsPerCore = 35;
 constexpr double kDefaultGHz = 3.0;
 
 /// The host's clock from /proc/cpuinfo (the first core's), in GHz.
-double hostGHz() {
+std::optional<double> cpuinfoGHz() {
   auto cpuinfo = llvm::MemoryBuffer::getFileAsStream("/proc/cpuinfo");
   if (!cpuinfo)
-    return kDefaultGHz;
+    return std::nullopt;
   llvm::StringRef text = (*cpuinfo)->getBuffer();
   size_t at = text.find("cpu MHz");
   if (at == llvm::StringRef::npos)
-    return kDefaultGHz;
+    return std::nullopt;
   llvm::StringRef value = text.drop_front(at).split(':').second.trim();
   double mhz;
   if (value.split('\n').first.getAsDouble(mhz) || mhz <= 0)
-    return kDefaultGHz;
+    return std::nullopt;
   return mhz / 1000;
+}
+
+#if defined(__x86_64__)
+constexpr uint64_t kAddsPerIteration = 64;
+
+/// `iterations` x kAddsPerIteration dependent register adds: one cycle each
+/// on every x86-64 core (the loop's own counter runs beside the chain).
+[[gnu::noinline]] uint64_t dependentAdds(uint64_t iterations) {
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < iterations; ++i)
+    asm volatile(".rept 64\n\taddq $1, %0\n\t.endr" : "+r"(sum));
+  return sum;
+}
+#endif
+
+/// The clock-speed samples measureHostClockGHz takes (after as many to
+/// warm up), each ~2 million cycles: ~15 ms in all at 3 GHz.
+constexpr int kClockSamples = 8;
+constexpr uint64_t kClockSampleIterations = 1 << 15;
+
+} // namespace
+
+std::optional<double> measureHostClockGHz() {
+#if defined(__x86_64__)
+  using Clock = std::chrono::steady_clock;
+  double best = 0;
+  // The first samples wake the core up to speed; a sample the host's
+  // scheduler interrupts reads slow, so the fastest one counts.
+  for (int sample = 0; sample < 2 * kClockSamples; ++sample) {
+    auto start = Clock::now();
+    uint64_t adds = dependentAdds(kClockSampleIterations);
+    std::chrono::duration<double, std::nano> elapsed = Clock::now() - start;
+    if (adds != kClockSampleIterations * kAddsPerIteration ||
+        elapsed.count() <= 0)
+      return std::nullopt;
+    if (sample >= kClockSamples)
+      best = std::max(best, double(adds) / elapsed.count());
+  }
+  return best;
+#else
+  return std::nullopt;
+#endif
+}
+
+namespace {
+
+/// The host's clock and where it comes from: measured, else /proc/cpuinfo's
+/// (on a virtual machine often the host's base clock, not the one it runs
+/// at), else kDefaultGHz.
+std::pair<double, llvm::StringRef> hostGHz() {
+  if (std::optional<double> measured = measureHostClockGHz())
+    return {*measured, "clock measured"};
+  if (std::optional<double> nominal = cpuinfoGHz())
+    return {*nominal, "clock from /proc/cpuinfo"};
+  return {kDefaultGHz, "clock assumed"};
 }
 
 /// The entry of a {"1": x, "2": y, ...} table for the largest measured
@@ -257,13 +314,16 @@ llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
   threads = std::max(threads, 1);
   if (!machineFile.empty())
     return readMachineFile(machineFile, threads);
-  double ghz = targetsHost(machine) ? hostGHz() : kDefaultGHz;
+  auto [ghz, clockSource] =
+      targetsHost(machine)
+          ? hostGHz()
+          : std::pair<double, llvm::StringRef>(kDefaultGHz, "clock assumed");
   Roofline roofline;
   roofline.threads = threads;
   roofline.peakGflops = 2 * fmaLanes(machine) * 2 * ghz * threads;
   roofline.bandwidthGBs = kEstimatedGBsPerCore * threads;
-  roofline.source = llvm::formatv("estimated for {0} at {1:F2} GHz",
-                                  machine.getTargetCPU(), ghz)
+  roofline.source = llvm::formatv("estimated for {0} at {1:F2} GHz, {2}",
+                                  machine.getTargetCPU(), ghz, clockSource)
                         .str();
   return roofline;
 }

@@ -73,11 +73,19 @@ bool hasNativeBF16(const llvm::TargetMachine &machine);
 /// checks the CPU for when it loads the model.
 std::string requiredCpuFeatures(const llvm::TargetMachine &machine);
 
+/// The clock the calling thread's core runs at, in GHz: the fastest of a
+/// few timed chains of dependent integer adds (one cycle each), ~15 ms in
+/// all; nullopt off x86-64. What /proc/cpuinfo reports on a virtual machine
+/// is often the host's base clock (2.45 GHz on a Zen 3 host whose cores
+/// ran at 3.2).
+std::optional<double> measureHostClockGHz();
+
 /// The roofline of `machine`'s CPU on `threads` cores. With `machineFile`
 /// (the JSON bench/probe writes, build/bench/probe.json: FMA peak and DRAM
 /// triad bandwidth per thread count), the measured numbers; otherwise an
 /// estimate: 2 FMA pipes x the FMA datapath's f32 lanes x 2 FLOPs x the
-/// clock (the host's, else 3 GHz), and 35 GB/s per streaming core.
+/// clock (the host's, measured, else from /proc/cpuinfo; else 3 GHz), and
+/// 35 GB/s per streaming core. The source says which clock.
 llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
                                           int threads,
                                           llvm::StringRef machineFile);
