@@ -194,6 +194,7 @@ std::optional<double> cpuinfoGHz() {
 }
 
 #if defined(__x86_64__)
+/// The adds of one iteration of dependentAdds (its asm's .rept count).
 constexpr uint64_t kAddsPerIteration = 64;
 
 /// `iterations` x kAddsPerIteration dependent register adds: one cycle each
