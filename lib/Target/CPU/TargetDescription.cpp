@@ -238,10 +238,13 @@ std::optional<double> measureHostClockGHz() {
 
 namespace {
 
-/// The host's clock and where it comes from: measured, else /proc/cpuinfo's
-/// (on a virtual machine often the host's base clock, not the one it runs
-/// at), else kDefaultGHz.
-std::pair<double, llvm::StringRef> hostGHz() {
+/// The clock of `machine`'s CPU and where it comes from: for the host's,
+/// measured, else /proc/cpuinfo's (on a virtual machine often the host's
+/// base clock, not the one it runs at); otherwise kDefaultGHz.
+std::pair<double, llvm::StringRef>
+clockGHz(const llvm::TargetMachine &machine) {
+  if (!targetsHost(machine))
+    return {kDefaultGHz, "clock assumed"};
   if (std::optional<double> measured = measureHostClockGHz())
     return {*measured, "clock measured"};
   if (std::optional<double> nominal = cpuinfoGHz())
@@ -315,10 +318,7 @@ llvm::Expected<Roofline> describeRoofline(const llvm::TargetMachine &machine,
   threads = std::max(threads, 1);
   if (!machineFile.empty())
     return readMachineFile(machineFile, threads);
-  auto [ghz, clockSource] =
-      targetsHost(machine)
-          ? hostGHz()
-          : std::pair<double, llvm::StringRef>(kDefaultGHz, "clock assumed");
+  auto [ghz, clockSource] = clockGHz(machine);
   Roofline roofline;
   roofline.threads = threads;
   roofline.peakGflops = 2 * fmaLanes(machine) * 2 * ghz * threads;
