@@ -184,6 +184,14 @@ constexpr int kNextPanelLocality = 1;
 /// since Skylake: 4).
 constexpr int64_t kFMALatency = 4;
 
+/// Cycles a tile's step of k takes beyond its FMAs' (tileCycles): a short
+/// tile does not run at the FMA latency's bound. A Zen 3 core (AVX2, 4 x 24
+/// tiles), 1 thread, M x 3072 x 768 with B packed at compile time: the
+/// second row tile of M = 6 (2 rows, 6 accumulators: 4 cycles a step by
+/// the latency) added 137 us to M = 4's 250, 85% of what a full second
+/// tile adds (M = 8: 155-168 us), not 67%.
+constexpr int64_t kTileStepOverhead = 1;
+
 /// A matmul as convert-kiln-to-linalg writes it, on dense f32 buffers:
 /// out[b, m, n] += lhs[b?, m, k] * rhs[b?, k, n], where lhs may be stored
 /// transposed ([b?, k, m]: a convolution's im2col matrix when the output
@@ -1284,12 +1292,14 @@ private:
 
   /// Estimated cycles per step of k of all of C's tiles of `rows` x
   /// `vectors` (at most): each tile's accumulators take one FMA a step, two
-  /// FMAs a cycle (AVX2 on Zen 3 and 4), but at least kFMALatency cycles.
+  /// FMAs a cycle (AVX2 on Zen 3 and 4), but at least kFMALatency cycles,
+  /// and the step kTileStepOverhead more (its B loads and broadcasts).
   static int64_t tileCycles(const MatmulShape &shape, int64_t rows,
                             int64_t vectors, int64_t lanes) {
     rows = tileRows(shape.m, rows, vectors);
     auto cycles = [](int64_t accumulators) {
-      return std::max<int64_t>(llvm::divideCeil(accumulators, 2), kFMALatency);
+      return std::max<int64_t>(llvm::divideCeil(accumulators, 2), kFMALatency) +
+             kTileStepOverhead;
     };
     int64_t panelVectors = llvm::divideCeil(shape.n, lanes);
     int64_t total = 0;
@@ -1302,11 +1312,13 @@ private:
   }
 
   /// Whether a 16-register target (AVX2's 4 x 24 tiles) takes 6 x 16 tiles
-  /// because a ragged last panel of one vector would leave its 4
-  /// accumulators waiting on the FMA latency: at least 10% fewer cycles
-  /// (tileCycles). A grouped convolution of 32 output channels a group as
-  /// pixels as rows (3x3 2048 -> 2048 in 64 groups at 7x7, 49 x 288 x 32 a
-  /// group), 1 thread on Zen 3: 0.96 -> 0.74 ms. 512^3 (21 panels and a
+  /// because a ragged last panel of one vector, or a ragged row tile, would
+  /// leave its accumulators waiting on the FMA latency: at least 10% fewer
+  /// cycles (tileCycles). A grouped convolution of 32 output channels a
+  /// group as pixels as rows (3x3 2048 -> 2048 in 64 groups at 7x7, 49 x
+  /// 288 x 32 a group), 1 thread on Zen 3: 0.96 -> 0.74 ms; 6 rows through
+  /// a linear layer (6 x 3072 x 768, 6 x 768 x 3072: tiles of 4 and 2 rows
+  /// against one of 6) 387 -> 300 and 350 -> 281 us. 512^3 (21 panels and a
   /// vector) keeps 4 x 24, faster there (tallerTilePays).
   static bool narrowerPanelsPay(const MatmulShape &shape,
                                 const KernelTarget &target) {

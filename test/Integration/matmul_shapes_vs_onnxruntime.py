@@ -17,7 +17,8 @@ reduction whose work items sweep along C's rows, matmuls big enough to run
 on the thread pool (each case runs on 1 and 2 threads), A a column slice
 of the input (a strided view, copied dense first), and attention scores
 against a transposed K (the transposing copy's whole and ragged blocks),
-and one or two rows against large constant weights (runs of k at once).
+one or two rows against large constant weights (runs of k at once), and
+six rows in AVX2's 6 x 16 tiles.
 
 Usage: matmul_shapes_vs_onnxruntime.py BIN_DIR
 """
@@ -152,6 +153,10 @@ CASES = [
     ("row_runs_of_k", [1, 300], [300, 100], True, True),
     ("row_runs_of_k_large_b", [1, 1030], [1030, 130], True, False),
     ("two_rows_runs_of_k", [2, 520], [520, 300], True, True),
+    # Six rows (a batch of 6 through a linear layer): AVX2 takes 6 x 16
+    # tiles, all the rows in one tile, where 4 x 24 would leave a tile of 2
+    # rows (narrowerPanelsPay); a ragged last panel (100 = 6 x 16 + 4).
+    ("six_rows_tall_tile", [6, 200], [200, 100], True, True),
 ]
 
 # (name, A shape, B shape, B constant, first column of A in the wider input):

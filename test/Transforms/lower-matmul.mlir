@@ -2268,8 +2268,8 @@ func.func @wide_panel_ragged(%a: memref<8x16xf32>, %b: memref<16x100xf32>, %c: m
 // EXPLAIN: remark: matmul: 9 x 18 x 3 (M x K x N, batch 2), pixels as rows (A: each pixel's window in the padded input); {{.*}}; A read in place, B packed at compile time; {{.*}}stored transposed;
 // On AVX2's 4 x 24 tiles, the 3 filters' one vector would leave each
 // tile's accumulators waiting on the FMA latency: the 9 rows take 6 x 16
-// tiles instead (tiles of 6 and 3 rows, 8 cycles a step against 3 tiles
-// of 3 rows' 12).
+// tiles instead (tiles of 6 and 3 rows, 10 cycles a step against 3 tiles
+// of 3 rows' 15).
 // WIDE-PANEL-AVX2: remark: matmul: 9 x 18 x 3 (M x K x N, batch 2), pixels as rows {{.*}}; tile 6 x 16 (2 x 8 lanes)
 memref.global "private" constant @__constant_gfilters : memref<6x2x3x3xf32> = dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[10.0, 11.0, 12.0], [13.0, 14.0, 15.0], [16.0, 17.0, 18.0]]], [[[19.0, 20.0, 21.0], [22.0, 23.0, 24.0], [25.0, 26.0, 27.0]], [[28.0, 29.0, 30.0], [31.0, 32.0, 33.0], [34.0, 35.0, 36.0]]], [[[37.0, 38.0, 39.0], [40.0, 41.0, 42.0], [43.0, 44.0, 45.0]], [[46.0, 47.0, 48.0], [49.0, 50.0, 51.0], [52.0, 53.0, 54.0]]], [[[55.0, 56.0, 57.0], [58.0, 59.0, 60.0], [61.0, 62.0, 63.0]], [[64.0, 65.0, 66.0], [67.0, 68.0, 69.0], [70.0, 71.0, 72.0]]], [[[73.0, 74.0, 75.0], [76.0, 77.0, 78.0], [79.0, 80.0, 81.0]], [[82.0, 83.0, 84.0], [85.0, 86.0, 87.0], [88.0, 89.0, 90.0]]], [[[91.0, 92.0, 93.0], [94.0, 95.0, 96.0], [97.0, 98.0, 99.0]], [[100.0, 101.0, 102.0], [103.0, 104.0, 105.0], [106.0, 107.0, 108.0]]]]>
 func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) {
@@ -2290,6 +2290,47 @@ func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) 
       ins(%t : memref<2x9x3xf32>) outs(%y : memref<2x3x9xf32>) {
   ^bb0(%v: f32, %o: f32):
     linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (k, n)>
+#out = affine_map<(m, n, k) -> (m, n)>
+
+// Six rows against compile-time packed B (a batch of 6 through a linear
+// layer): AVX2's 4 x 24 tiles would take each panel in a tile of 4 rows and
+// one of 2, whose 6 accumulators wait on the FMA latency (12 cycles a step
+// over the 2 panels, with a cycle each for the tile's loads), where 6 x 16
+// tiles take the 6 rows at once (3 panels of 7 cycles: 21). 10 rows keep 4 x
+// 24 (tiles of 4, 4 and 2 rows: 38 cycles, against 36 in tiles of 6 and 4
+// rows: less than the 10% the taller tile has to win by).
+// WIDE-PANEL-AVX2: remark: matmul: 6 x 8 x 48 (M x K x N); tile 6 x 16 (2 x 8 lanes)
+// WIDE-PANEL-AVX2: remark: matmul: 10 x 8 x 48 (M x K x N); tile 4 x 24 (3 x 8 lanes)
+memref.global "private" constant @__constant_w6 : memref<8x48xf32> = dense<1.0>
+func.func @six_rows_tall_tile(%a: memref<6x8xf32>, %a10: memref<10x8xf32>,
+                              %c: memref<6x48xf32>, %c10: memref<10x48xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %w = memref.get_global @__constant_w6 : memref<8x48xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<6x48xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %w : memref<6x8xf32>, memref<8x48xf32>) outs(%c : memref<6x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c10 : memref<10x48xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a10, %w : memref<10x8xf32>, memref<8x48xf32>) outs(%c10 : memref<10x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }
