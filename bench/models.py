@@ -394,8 +394,10 @@ def _batched(name, builder, batches, description, smoke_batch=None, **kwargs):
 
 MODELS = [
     # At batch 1 the MLP streams its 36 MB of weights from memory (runs of k
-    # at once, docs/backend.md under Packing).
-    *_batched("mlp", mlp, (64, 1), "MLP 1024-4096-1024-1000 (Gemm+Relu)", smoke_batch=64),
+    # at once, docs/backend.md under Packing); at batch 6 too, each panel
+    # in one tile of all 6 rows (AVX2's 6 x 16).
+    *_batched("mlp", mlp, (64, 6, 1), "MLP 1024-4096-1024-1000 (Gemm+Relu)",
+              smoke_batch=64),
     *_batched("bert-layer", lambda b: bert_stack(b, 1, seed=2), (1, 8),
               "BERT-base encoder layer, seq 128", smoke_batch=1),
     *_batched("bert-4layer", lambda b: bert_stack(b, 4, seed=3), (1, 8),
