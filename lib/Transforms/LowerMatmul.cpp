@@ -1313,21 +1313,26 @@ private:
 
   /// Whether a 16-register target (AVX2's 4 x 24 tiles) takes 6 x 16 tiles
   /// because a ragged last panel of one vector, or a ragged row tile, would
-  /// leave its accumulators waiting on the FMA latency: at least 10% fewer
-  /// cycles (tileCycles). A grouped convolution of 32 output channels a
-  /// group as pixels as rows (3x3 2048 -> 2048 in 64 groups at 7x7, 49 x
-  /// 288 x 32 a group), 1 thread on Zen 3: 0.96 -> 0.74 ms; 6 rows through
+  /// leave its accumulators waiting on the FMA latency: at least 5% fewer
+  /// cycles (tileCycles). 1 thread on Zen 3: a grouped convolution of 32
+  /// output channels a group as pixels as rows (3x3 2048 -> 2048 in 64
+  /// groups at 7x7, 49 x 288 x 32 a group) 0.96 -> 0.74 ms; 6 rows through
   /// a linear layer (6 x 3072 x 768, 6 x 768 x 3072: tiles of 4 and 2 rows
-  /// against one of 6) 387 -> 300 and 350 -> 281 us. 512^3 (21 panels and a
-  /// vector) keeps 4 x 24, faster there (tallerTilePays).
+  /// against one of 6) 387 -> 300 and 350 -> 281 us; by 5-7% fewer cycles,
+  /// 10 rows (tiles of 4, 4 and 2 against 6 and 4) 5-13% faster and
+  /// ResNet's 3x3 / 2 convolutions (784 x 576 x 128, 784 x 1152 x 128, 196
+  /// x 2304 x 256 as pixels as rows: 5 panels and a vector against 8) 6-8%.
+  /// 512^3 (21 panels and a vector, 1% fewer cycles) keeps 4 x 24, faster
+  /// there (tallerTilePays), as do 20 rows (more cycles in 6 x 16; 10-15%
+  /// slower).
   static bool narrowerPanelsPay(const MatmulShape &shape,
                                 const KernelTarget &target) {
     if (!target.shapeTiles || target.vectors != 3 || target.lanes != 8 ||
         target.rows != 4)
       return false;
     int64_t tall = target.rows * target.vectors / kTallTileVectors;
-    return tileCycles(shape, tall, kTallTileVectors, target.lanes) * 10 <
-           tileCycles(shape, target.rows, target.vectors, target.lanes) * 9;
+    return tileCycles(shape, tall, kTallTileVectors, target.lanes) * 20 <
+           tileCycles(shape, target.rows, target.vectors, target.lanes) * 19;
   }
 
   /// Vectors per row of the tall tile that a 16-register target (AVX2's 4 x

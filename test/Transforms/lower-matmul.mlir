@@ -2304,14 +2304,17 @@ func.func @grouped_windowed_rows(%x: memref<2x2x49xf32>, %y: memref<2x3x9xf32>) 
 // layer): AVX2's 4 x 24 tiles would take each panel in a tile of 4 rows and
 // one of 2, whose 6 accumulators wait on the FMA latency (12 cycles a step
 // over the 2 panels, with a cycle each for the tile's loads), where 6 x 16
-// tiles take the 6 rows at once (3 panels of 7 cycles: 21). 10 rows keep 4 x
-// 24 (tiles of 4, 4 and 2 rows: 38 cycles, against 36 in tiles of 6 and 4
-// rows: less than the 10% the taller tile has to win by).
+// tiles take the 6 rows at once (3 panels of 7 cycles: 21). So do 10 rows
+// (tiles of 4, 4 and 2 rows: 38 cycles, against 36 in tiles of 6 and 4 rows:
+// over the 5% the taller tile has to win by), while 20 rows keep 4 x 24 (5
+// tiles of 4 rows: 70 cycles, against 78 in tiles of 6, 6, 6 and 2 rows).
 // WIDE-PANEL-AVX2: remark: matmul: 6 x 8 x 48 (M x K x N); tile 6 x 16 (2 x 8 lanes)
-// WIDE-PANEL-AVX2: remark: matmul: 10 x 8 x 48 (M x K x N); tile 4 x 24 (3 x 8 lanes)
+// WIDE-PANEL-AVX2: remark: matmul: 10 x 8 x 48 (M x K x N); tile 6 x 16 (2 x 8 lanes)
+// WIDE-PANEL-AVX2: remark: matmul: 20 x 8 x 48 (M x K x N); tile 4 x 24 (3 x 8 lanes)
 memref.global "private" constant @__constant_w6 : memref<8x48xf32> = dense<1.0>
 func.func @six_rows_tall_tile(%a: memref<6x8xf32>, %a10: memref<10x8xf32>,
-                              %c: memref<6x48xf32>, %c10: memref<10x48xf32>) {
+                              %a20: memref<20x8xf32>, %c: memref<6x48xf32>,
+                              %c10: memref<10x48xf32>, %c20: memref<20x48xf32>) {
   %zero = arith.constant 0.0 : f32
   %w = memref.get_global @__constant_w6 : memref<8x48xf32>
   linalg.fill ins(%zero : f32) outs(%c : memref<6x48xf32>)
@@ -2327,6 +2330,15 @@ func.func @six_rows_tall_tile(%a: memref<6x8xf32>, %a10: memref<10x8xf32>,
   linalg.generic {indexing_maps = [#lhs, #rhs, #out],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a10, %w : memref<10x8xf32>, memref<8x48xf32>) outs(%c10 : memref<10x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%c20 : memref<20x48xf32>)
+  linalg.generic {indexing_maps = [#lhs, #rhs, #out],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a20, %w : memref<20x8xf32>, memref<8x48xf32>) outs(%c20 : memref<20x48xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %acc, %p : f32
