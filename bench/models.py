@@ -417,6 +417,11 @@ MODELS = [
     BenchModel("softmax", 1, softmax, "Softmax over [1536, 128]", smoke=True),
     BenchModel("layernorm", 1, layernorm, "LayerNormalization over [128, 768]",
                smoke=True),
+    # Depthwise windows whose filter taps do not fit in AVX2's registers.
+    BenchModel("convnext-dw7x7", 1, conv_layer(96, 96, 7, 1, 96, 56),
+               "ConvNeXt depthwise 7x7, 96 channels at 56"),
+    BenchModel("efficientnet-dw5x5", 1, conv_layer(144, 144, 5, 1, 144, 56),
+               "EfficientNet depthwise 5x5, 144 channels at 56"),
     *[BenchModel(f"gemm-{m}x{k}x{n}", 1, matmul(m, k, n), f"MatMul M={m} K={k} N={n}",
                  smoke=(m * k * n <= 128 * 768 * 768))
       for m, k, n in ((128, 768, 768), (128, 768, 3072), (128, 3072, 768),

@@ -23,6 +23,8 @@ tiles, checked against ONNX Runtime:
   split into phases, including ceil_mode's extra padding and a dilated
   window whose taps all read one phase;
 - a strided 1x1 convolution (one tap per row: not split);
+- patch stems (4x4 / 4, 3x3 / 3): implicit GEMMs over phase planes of
+  stride 3 or 4;
 - 1x1 convolutions over long reductions (128 channels in or more, with
   --long-reduction=128), the input packed per call (per image over a batch
   of large images) with the pixels as rows (the row tiles sharing cache
@@ -34,6 +36,7 @@ tiles, checked against ONNX Runtime:
   share vectors, wide rows with a tail group, stride 2 deinterleaved with
   ragged chunks, a 5x5 window with asymmetric pads and row-only stride,
   dilation, no padding; bias, ReLU6 and a residual add on the registers;
+  5x5 and 7x7 windows whose taps the FMAs read from memory (8 rows a group);
 - 3x3 / 1 dense convolutions as Winograd F(2x2, 3x3): whole and masked
   vectors of tiles, the epilogue on the output transform, odd outputs, a
   batch in groups of images;
@@ -419,6 +422,20 @@ def depthwise_odd_windows():
     return case
 
 
+def depthwise_large_windows():
+    # Windows whose filter taps do not fit in registers (7x7 on AVX-512 and
+    # AVX2, 5x5 on AVX2): groups of 8 output rows sharing each load, the
+    # taps read from memory. ConvNeXt's 7x7 with padding 3 at 32 x 32 (4
+    # groups of 8 rows), with the bias and a ReLU on the registers; then 5x5
+    # / 1 with padding 2 at 32 x 32, then 5x5 / 2 (16 x 16 out: 2 groups).
+    case = Case("depthwise_large_windows", 8, 32)
+    case.conv(8, 7, pad=3, group=8)
+    case.op("Relu", [case.value])
+    case.conv(8, 5, pad=2, group=8)
+    case.conv(8, 5, stride=2, pad=2, group=8)
+    return case
+
+
 def depthwise_banded():
     # Planes of >= 56 output rows are split into 4 bands of rows, each task
     # laying out the input rows its band's windows read (overlapping the
@@ -497,6 +514,26 @@ def implicit_gemm():
     # Asymmetric pads (left 2, right 0): the zeros between rows serve both.
     case.conv(12, 3, pad=[1, 2, 1, 0])
     case.conv(7, 7, stride=2, pad=3, bias=False)
+    return case
+
+
+def patch_stems():
+    # Implicit GEMMs whose input is laid out in phase planes of stride 4: a
+    # 4x4 / 4 patch stem (ConvNeXt's, Swin's) at 66 x 66 (the last two
+    # columns and rows unread; 16 x 16 out), then 3x3 / 3 with padding to
+    # 6 x 6 (pixels as rows).
+    case = Case("patch_stems", 3, 66)
+    case.conv(24, 4, stride=4)
+    case.op("Relu", [case.value])
+    case.conv(8, 3, stride=3, pad=1)
+    return case
+
+
+def stride_three_stem():
+    # 3x3 / 3 over 50 x 50 (16 x 16 out, an implicit GEMM over phase planes
+    # of stride 3), one image.
+    case = Case("stride_three_stem", 4, 50, batch=1)
+    case.conv(8, 3, stride=3)
     return case
 
 
@@ -626,8 +663,9 @@ CASES = [pixels_as_rows, windowed_rows_k_slices, pixels_as_rows_ragged_panel, pi
          pointwise_few_rows_packed_by_items,
          depthwise_narrow, depthwise_laid_out_ahead,
          depthwise_wide_residual, depthwise_strided, depthwise_odd_windows,
+         depthwise_large_windows,
          depthwise_banded, banded_strided, large_inputs, expansion_interleaved,
-         implicit_gemm, winograd,
+         implicit_gemm, patch_stems, stride_three_stem, winograd,
          winograd_groups, grouped_split, grouped_batched,
          grouped_batched_kernels, grouped_parallel_images, runtime_filters,
          pools]

@@ -500,3 +500,28 @@ func.func @expansion_then_depthwise(%x: memref<1x4x56x56xf32>, %bias: memref<8x1
   linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%padded, %w : memref<1x8x58x58xf32>, memref<8x3x3xf32>) outs(%y : memref<1x8x56x56xf32>)
   return
 }
+
+// -----
+
+// A 5x5 window: AVX2's 16 registers cannot keep its 25 broadcast filter
+// taps, so the FMAs read them from memory and the rows take the registers:
+// 8 output rows a group (2 groups), each column of vectors 60 loads (the 12
+// window rows the 8 output rows read, 5 vectors each), not 25 for each row
+// on its own, then 8 stores. AVX-512's 32 registers keep the 25 taps and 4
+// rows' accumulators: 40 loads (8 window rows) for 4 rows.
+// AVX2-LABEL: func.func @five_by_five
+// AVX2: memref.alloca() {alignment = 64 : i64} : memref<484xf32>
+// AVX2-COUNT-60: vector.load %{{.*}} : memref<484xf32>, vector<8xf32>
+// AVX2-NOT: vector.load %{{.*}} : memref<484xf32>
+// AVX2-COUNT-8: vector.store %{{.*}} : memref<2x256xf32>, vector<8xf32>
+// CHECK-LABEL: func.func @five_by_five
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<644xf32>
+// CHECK-COUNT-40: vector.load %{{.*}} : memref<644xf32>, vector<16xf32>
+// CHECK-NOT: vector.load %{{.*}} : memref<644xf32>
+// CHECK-COUNT-4: vector.store %{{.*}} : memref<2x256xf32>, vector<16xf32>
+func.func @five_by_five(%x: memref<1x2x20x20xf32>, %w: memref<2x5x5xf32>, %y: memref<1x2x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x2x16x16xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x2x20x20xf32>, memref<2x5x5xf32>) outs(%y : memref<1x2x16x16xf32>)
+  return
+}
