@@ -11,7 +11,10 @@
 // masked vector for the rest (a 14-element row is one masked load and one
 // masked store). A row read with a stride of 2 (one phase of a strided
 // convolution's input, through a strided subview) loads two vectors per
-// vector it stores and keeps their even lanes with one shuffle. A copy that
+// vector it stores and keeps their even lanes with one shuffle. A row that
+// repeats each element r times (nearest-neighbour upsampling by r, a power
+// of two up to the vector's lanes) loads lanes / r elements per vector it
+// stores and spreads them with one shuffle. A copy that
 // transposes (the output's rows read down the input's columns: attention's
 // K^T) moves blocks of lanes x lanes elements, transposed in registers.
 //
@@ -54,12 +57,14 @@ bool hasContiguousRows(Type type) {
 }
 
 /// A copy's source as the copy reads it: `buffer` at `map` of the loop
-/// indices, where `map`'s last result is `stride * d_last + f(other dims)`
-/// and no other result uses d_last.
+/// indices, where `map`'s last result is `stride * d_last + f(other dims)`,
+/// or with a `repeat` above 1 `d_last floordiv repeat + f(other dims)`, and
+/// no other result uses d_last.
 struct RowSource {
   Value buffer;
   AffineMap map;
   int64_t stride = 0;
+  int64_t repeat = 1;
 };
 
 /// `source` read at `map`, seen through the static subviews it is taken
@@ -87,8 +92,9 @@ std::pair<Value, AffineMap> throughSubviews(Value source, AffineMap map) {
 }
 
 /// The copy's source, when its rows are read in order with a stride of 1
-/// or 2 (a stride-2 row is two vectors deinterleaved per vector).
-std::optional<RowSource> rowSource(Value source, AffineMap map) {
+/// or 2 (a stride-2 row is two vectors deinterleaved per vector), or each
+/// element repeated a power of two up to `lanes` times.
+std::optional<RowSource> rowSource(Value source, AffineMap map, int64_t lanes) {
   std::tie(source, map) = throughSubviews(source, map);
   if (!hasContiguousRows(source.getType()) || map.getNumResults() == 0 ||
       map.getNumSymbols() != 0)
@@ -101,17 +107,24 @@ std::optional<RowSource> rowSource(Value source, AffineMap map) {
   AffineExpr row = map.getResults().back();
   AffineExpr dim = getAffineDimExpr(last, context);
   AffineExpr rest = row.replace(dim, getAffineConstantExpr(0, context));
+  if (rest.isFunctionOfDim(last))
+    return std::nullopt;
+  auto reads = [&](AffineExpr expr) {
+    return simplifyAffineExpr(rest + expr, map.getNumDims(), 0) ==
+           simplifyAffineExpr(row, map.getNumDims(), 0);
+  };
   for (int64_t stride : {1, 2})
-    if (!rest.isFunctionOfDim(last) &&
-        simplifyAffineExpr(rest + dim * stride, map.getNumDims(), 0) ==
-            simplifyAffineExpr(row, map.getNumDims(), 0))
+    if (reads(dim * stride))
       return RowSource{source, map, stride};
+  for (int64_t repeat = 2; repeat <= lanes; repeat *= 2)
+    if (reads(dim.floorDiv(repeat)))
+      return RowSource{source, map, 1, repeat};
   return std::nullopt;
 }
 
 /// The source of `op` when it is a copy this pass vectorizes (see the pass
 /// description).
-std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
+std::optional<RowSource> rowCopySource(linalg::LinalgOp op, int64_t lanes) {
   if (!kiln::isBufferCopy(op))
     return std::nullopt;
   Value source = op.getDpsInputOperand(0)->get();
@@ -122,7 +135,7 @@ std::optional<RowSource> rowCopySource(linalg::LinalgOp op) {
       op.getStaticLoopRanges().back() < 2 ||
       llvm::is_contained(op.getStaticLoopRanges(), 0))
     return std::nullopt;
-  return rowSource(source, maps[0]);
+  return rowSource(source, maps[0], lanes);
 }
 
 /// Opens an scf.parallel over [0, bound) for each of `bounds` (all above
@@ -267,6 +280,22 @@ private:
     copyVector(indices, length % lanes, spills);
   }
 
+  /// The `count` elements of a row that repeats each source element
+  /// `source.repeat` times, from the one at `from` (the vector starts a
+  /// run: it starts at a multiple of `lanes`, which the repeat divides): the
+  /// ceil(count / repeat) source elements loaded as a prefix, lane p of the
+  /// result their lane p / repeat (one single-source shuffle).
+  Value repeatLanes(ValueRange from, int64_t count) {
+    int64_t repeat = source.repeat;
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(vectorType));
+    Value elements = kiln::loadPrefix(b, loc, vectorType, source.buffer, from,
+                                      llvm::divideCeil(count, repeat), zero);
+    SmallVector<int64_t> spread;
+    for (int64_t p = 0; p < lanes; ++p)
+      spread.push_back(p / repeat);
+    return vector::ShuffleOp::create(b, loc, elements, elements, spread);
+  }
+
   /// The mask of the first `count` lanes (made once per vector copied).
   Value mask(int64_t count) {
     count = std::clamp<int64_t>(count, 0, lanes);
@@ -298,7 +327,9 @@ private:
     for (AffineExpr result : source.map.getResults())
       from.push_back(affine::expandAffineExpr(b, loc, result, at, {}));
     Value value;
-    if (source.stride == 1) {
+    if (source.repeat > 1) {
+      value = repeatLanes(from, count);
+    } else if (source.stride == 1) {
       value = load(from, count);
     } else {
       int64_t span = 2 * count - 1;
@@ -510,7 +541,7 @@ struct VectorizeRowCopiesPass
     SmallVector<std::pair<linalg::LinalgOp, RowSource>> copies;
     SmallVector<std::pair<linalg::LinalgOp, TransposeSource>> transposes;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (std::optional<RowSource> source = rowCopySource(op))
+      if (std::optional<RowSource> source = rowCopySource(op, lanes))
         copies.push_back({op, *source});
       else if (std::optional<TransposeSource> source =
                    transposeCopySource(op, lanes))

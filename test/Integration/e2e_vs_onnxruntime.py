@@ -7,8 +7,9 @@ Models: an MLP, a ResNet-style CNN (224x224; on the CPU target also at batch
 3, its layers run image by image down to 8 KiB an image, or in pieces of 2
 and 1 images: kiln-split-batch, and image by image on 2 lanes of 2 and 1
 images, each lane on one thread),
-a BERT-style encoder layer, a GPT-style decoder block with a causal mask
-and a model whose outputs are reshapes of computed values, all with random
+a BERT-style encoder layer, a GPT-style decoder block with a causal mask,
+a model whose outputs are reshapes of computed values and a feature
+pyramid's nearest upsamplings (Resize by 2, 4 and 3), all with random
 weights (fixed seeds). Each runs on 1 thread and on a pool
 of 2.
 
@@ -121,6 +122,34 @@ def reshaped_outputs():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
 
 
+def fpn_upsample():
+    """A feature pyramid's top-down step: the coarser map upsampled by 2
+    with a nearest Resize (ONNX's default half_pixel / round_prefer_floor:
+    each element repeated, a copy kiln vectorizes with shuffles; rows of 26
+    and 52: ragged vectors), added to the lateral map; then by 4 with
+    asymmetric / floor, and an upsampling by 3 (a copy read element by
+    element)."""
+    g = make_models.GraphBuilder(seed=5)
+    up = g.op("Resize", ["coarse", "", g.const("scales2", [1, 1, 2, 2], np.float32)],
+              mode="nearest")
+    merged = g.op("Add", [up, "lateral"])
+    g.nodes.append(helper.make_node(
+        "Resize", [merged, "", g.const("scales4", [1, 1, 4, 4], np.float32)], ["up4"],
+        mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+    g.nodes.append(helper.make_node(
+        "Resize", ["coarse", "", g.const("scales3", [1, 1, 3, 3], np.float32)], ["up3"],
+        mode="nearest"))
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+               for name, shape in (("up4", [2, 40, 104, 104]),
+                                   ("up3", [2, 40, 39, 39]))]
+    graph = helper.make_graph(
+        g.nodes, "fpn_upsample",
+        [helper.make_tensor_value_info("coarse", TensorProto.FLOAT, [2, 40, 13, 13]),
+         helper.make_tensor_value_info("lateral", TensorProto.FLOAT, [2, 40, 26, 26])],
+        outputs, g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
+
+
 def random_inputs(model, dims, rng):
     inputs = {}
     for value in model.graph.input:
@@ -198,7 +227,8 @@ def main():
         if a.startswith("--tolerance="):
             rtol, atol = (float(v) for v in a.split("=", 1)[1].split(","))
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
-              "gpt_block": gpt_block(), "reshaped_outputs": reshaped_outputs()}
+              "gpt_block": gpt_block(), "reshaped_outputs": reshaped_outputs(),
+              "fpn_upsample": fpn_upsample()}
     # The CPU target's run also checks a batched CNN split through most of
     # its layers (every convolution or pool of at least 8 KiB an image):
     # image by image, in pieces of 2 and 1 images, and image by image on 2

@@ -153,6 +153,40 @@ func.func @stride_two(%in: memref<8x41xf32>, %out: memref<8x20xf32>) {
 
 // -----
 
+// Rows that repeat each element twice (nearest-neighbour upsampling by 2,
+// as convert-kiln-to-linalg writes a kiln.resize that repeats elements:
+// out[i][j] = in[i floordiv 2][j floordiv 2]): a vector of 16 outputs is 8
+// elements loaded and spread by one shuffle; the 8-element rest reads 4.
+// On AVX2's 8 lanes each vector is a plain load of 4 elements.
+// CHECK-LABEL: func.func @repeat_two
+// CHECK: scf.parallel (%[[R:.*]]) = (%c0) to (%c8)
+// CHECK: %[[M8:.*]] = vector.constant_mask [8] : vector<16xi1>
+// CHECK: %[[IN:.*]] = vector.maskedload %arg0[%{{.*}}, %c0], %[[M8]]
+// CHECK: %[[SPREAD:.*]] = vector.shuffle %[[IN]], %[[IN]] [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7]
+// CHECK: vector.store %[[SPREAD]], %arg1[%[[R]], %c0]
+// CHECK: vector.maskedload %arg0[%{{.*}}, %c8]
+// CHECK: vector.store %{{.*}}, %arg1[%[[R]], %c16]
+// CHECK: %[[M4:.*]] = vector.constant_mask [4] : vector<16xi1>
+// CHECK: vector.maskedload %arg0[%{{.*}}, %c16], %[[M4]]
+// CHECK: vector.maskedstore %arg1[%[[R]], %c32]
+// AVX2-LABEL: func.func @repeat_two
+// AVX2: scf.for %[[C:.*]] = %c0 to %c40 step %c8
+// AVX2: %[[IN:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] : memref<4x20xf32>, vector<4xf32>
+// AVX2: %[[WIDE:.*]] = vector.insert_strided_slice %[[IN]]
+// AVX2: vector.shuffle %[[WIDE]], %[[WIDE]] [0, 0, 1, 1, 2, 2, 3, 3]
+#up = affine_map<(i, j) -> (i floordiv 2, j floordiv 2)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @repeat_two(%in: memref<4x20xf32>, %out: memref<8x40xf32>) {
+  linalg.generic {indexing_maps = [#up, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%in : memref<4x20xf32>) outs(%out : memref<8x40xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
 // Not row copies, left alone: a transpose of 3x3 (too small for a block of
 // vectors), a stride-3 read, a copy that computes, an innermost dim of 1, a
 // diagonal read (out[i][j] = in[i][i]: one loop read twice, not a

@@ -4,7 +4,13 @@
 // coordinate by the coordinate transform; nearest mode rounds it and reads
 // one element, linear mode blends the 2^k neighbours over the k dims whose
 // size or scale changes. Coordinates are clamped to the input, as in ONNX's
-// reference implementation.
+// reference implementation. A nearest resize that repeats each input
+// element a whole number of times along every dim (upsampling by 2 with
+// the default half_pixel transform and round_prefer_floor) is a copy whose
+// input map is `d floordiv r` instead, which kiln-vectorize-row-copies
+// turns into vector loads and shuffles: the element-by-element reads with
+// computed coordinates ran at ~2 GB/s (256 x 32 x 32 -> 64 x 64: 1.94 ms
+// against ONNX Runtime's 0.70).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +22,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <algorithm>
+#include <cmath>
 
 using namespace mlir;
 
@@ -154,6 +163,71 @@ private:
   RankedTensorType inputType;
 };
 
+/// The f32 input coordinate that ResizeEmitter::nearestIndex computes for
+/// output index `o` along dim `d`, evaluated here with the same f32
+/// operations (repeatFactors).
+int64_t nearestSourceIndex(ResizeOp op, RankedTensorType inputType, int64_t d,
+                           int64_t o) {
+  int64_t n = inputType.getDimSize(d), m = op.getSizes()[d];
+  float scale = op.getScales()[d], x = float(o);
+  switch (op.getCoordinateTransform()) {
+  case CoordinateTransform::HalfPixel:
+    x = (x + 0.5f) / scale - 0.5f;
+    break;
+  case CoordinateTransform::PytorchHalfPixel:
+    x = m > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    break;
+  case CoordinateTransform::AlignCorners: {
+    double resized = double(n) * scale;
+    x = m == 1 || resized <= 1 ? 0.0f
+                               : x * float(double(n - 1) / (resized - 1));
+    break;
+  }
+  case CoordinateTransform::Asymmetric:
+    x = x / scale;
+    break;
+  case CoordinateTransform::TfHalfPixelForNearest:
+    x = (x + 0.5f) / scale;
+    break;
+  }
+  switch (op.getNearestMode()) {
+  case NearestMode::RoundPreferFloor:
+    x = std::ceil(x - 0.5f);
+    break;
+  case NearestMode::RoundPreferCeil:
+    x = std::floor(x + 0.5f);
+    break;
+  case NearestMode::Floor:
+    x = std::floor(x);
+    break;
+  case NearestMode::Ceil:
+    x = std::ceil(x);
+    break;
+  }
+  return int64_t(std::min(std::max(x, 0.0f), float(n - 1)));
+}
+
+/// For a nearest resize, the factor r of each dim such that output index o
+/// reads input index o floordiv r for every o (1: the dim is copied), or
+/// none when a dim's indices are not such runs.
+std::optional<SmallVector<int64_t>> repeatFactors(ResizeOp op,
+                                                  RankedTensorType inputType) {
+  if (op.getMode() != ResizeMode::Nearest)
+    return std::nullopt;
+  SmallVector<int64_t> factors;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    int64_t n = inputType.getDimSize(d), m = op.getSizes()[d];
+    if (n <= 0 || m % n)
+      return std::nullopt;
+    int64_t r = m / n;
+    for (int64_t o = 0; o < m; ++o)
+      if (nearestSourceIndex(op, inputType, d, o) != o / r)
+        return std::nullopt;
+    factors.push_back(r);
+  }
+  return factors;
+}
+
 struct ResizeToGeneric : public OpConversionPattern<ResizeOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -168,6 +242,25 @@ struct ResizeToGeneric : public OpConversionPattern<ResizeOp> {
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     Value input = adaptor.getInput();
+    if (std::optional<SmallVector<int64_t>> factors =
+            repeatFactors(op, inputType)) {
+      SmallVector<AffineExpr> reads;
+      for (auto [d, r] : llvm::enumerate(*factors)) {
+        AffineExpr dim = rewriter.getAffineDimExpr(d);
+        reads.push_back(r == 1 ? dim : dim.floorDiv(r));
+      }
+      auto copy = linalg::GenericOp::create(
+          rewriter, op.getLoc(), type, input,
+          detail::emptyTensor(rewriter, op.getLoc(), type),
+          ArrayRef<AffineMap>{
+              AffineMap::get(rank, 0, reads, rewriter.getContext()),
+              rewriter.getMultiDimIdentityMap(rank)},
+          iterators, [](OpBuilder &b, Location loc, ValueRange args) {
+            linalg::YieldOp::create(b, loc, args[0]);
+          });
+      rewriter.replaceOp(op, copy.getResult(0));
+      return success();
+    }
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), type, ValueRange(),
         detail::emptyTensor(rewriter, op.getLoc(), type),
