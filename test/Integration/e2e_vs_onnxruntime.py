@@ -9,7 +9,7 @@ and 1 images: kiln-split-batch, and image by image on 2 lanes of 2 and 1
 images, each lane on one thread),
 a BERT-style encoder layer, a GPT-style decoder block with a causal mask,
 a model whose outputs are reshapes of computed values and a feature
-pyramid's nearest upsamplings (Resize by 2, 4 and 3), all with random
+pyramid's nearest resizes (up by 2, 4 and 3, down by 2), all with random
 weights (fixed seeds). Each runs on 1 thread and on a pool
 of 2.
 
@@ -127,8 +127,9 @@ def fpn_upsample():
     with a nearest Resize (ONNX's default half_pixel / round_prefer_floor:
     each element repeated, a copy kiln vectorizes with shuffles; rows of 26
     and 52: ragged vectors), added to the lateral map; then by 4 with
-    asymmetric / floor, and an upsampling by 3 (a copy read element by
-    element)."""
+    asymmetric / floor, an upsampling by 3 (a copy read element by
+    element), and the lateral map downsampled by 2 (every other element: a
+    strided copy)."""
     g = make_models.GraphBuilder(seed=5)
     up = g.op("Resize", ["coarse", "", g.const("scales2", [1, 1, 2, 2], np.float32)],
               mode="nearest")
@@ -139,9 +140,13 @@ def fpn_upsample():
     g.nodes.append(helper.make_node(
         "Resize", ["coarse", "", g.const("scales3", [1, 1, 3, 3], np.float32)], ["up3"],
         mode="nearest"))
+    g.nodes.append(helper.make_node(
+        "Resize", ["lateral", "", g.const("half", [1, 1, 0.5, 0.5], np.float32)],
+        ["down2"], mode="nearest"))
     outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
                for name, shape in (("up4", [2, 40, 104, 104]),
-                                   ("up3", [2, 40, 39, 39]))]
+                                   ("up3", [2, 40, 39, 39]),
+                                   ("down2", [2, 40, 13, 13]))]
     graph = helper.make_graph(
         g.nodes, "fpn_upsample",
         [helper.make_tensor_value_info("coarse", TensorProto.FLOAT, [2, 40, 13, 13]),

@@ -4,13 +4,14 @@
 // coordinate by the coordinate transform; nearest mode rounds it and reads
 // one element, linear mode blends the 2^k neighbours over the k dims whose
 // size or scale changes. Coordinates are clamped to the input, as in ONNX's
-// reference implementation. A nearest resize that repeats each input
-// element a whole number of times along every dim (upsampling by 2 with
-// the default half_pixel transform and round_prefer_floor) is a copy whose
-// input map is `d floordiv r` instead, which kiln-vectorize-row-copies
-// turns into vector loads and shuffles: the element-by-element reads with
-// computed coordinates ran at ~2 GB/s (256 x 32 x 32 -> 64 x 64: 1.94 ms
-// against ONNX Runtime's 0.70).
+// reference implementation. A nearest resize whose indices are affine in
+// the output's along every dim, each input element repeated a whole number
+// of times (upsampling by 2 with the default half_pixel transform and
+// round_prefer_floor) or every s-th one read (downsampling by 2), is a copy
+// whose input map is `d floordiv r` or `s * d + c` instead, which
+// kiln-vectorize-row-copies turns into vector loads and shuffles: the
+// element-by-element reads with computed coordinates ran at ~2 GB/s (256 x
+// 32 x 32 -> 64 x 64: 1.94 ms against ONNX Runtime's 0.70).
 //
 //===----------------------------------------------------------------------===//
 
@@ -163,9 +164,9 @@ private:
   RankedTensorType inputType;
 };
 
-/// The f32 input coordinate that ResizeEmitter::nearestIndex computes for
-/// output index `o` along dim `d`, evaluated here with the same f32
-/// operations (repeatFactors).
+/// The input index that ResizeEmitter::nearestIndex computes for output
+/// index `o` along dim `d`, evaluated here with the same f32 operations
+/// (affineNearestMap).
 int64_t nearestSourceIndex(ResizeOp op, RankedTensorType inputType, int64_t d,
                            int64_t o) {
   int64_t n = inputType.getDimSize(d), m = op.getSizes()[d];
@@ -207,25 +208,46 @@ int64_t nearestSourceIndex(ResizeOp op, RankedTensorType inputType, int64_t d,
   return int64_t(std::min(std::max(x, 0.0f), float(n - 1)));
 }
 
-/// For a nearest resize, the factor r of each dim such that output index o
-/// reads input index o floordiv r for every o (1: the dim is copied), or
-/// none when a dim's indices are not such runs.
-std::optional<SmallVector<int64_t>> repeatFactors(ResizeOp op,
-                                                  RankedTensorType inputType) {
+/// For a nearest resize whose indices along every dim are an affine
+/// function of the output index, `o floordiv r` (each input element
+/// repeated r times: upsampling by a whole factor) or `s * o + c` (every
+/// s-th element from c: downsampling, or a copy), the input map of the copy
+/// it is; none otherwise.
+std::optional<AffineMap> affineNearestMap(ResizeOp op,
+                                          RankedTensorType inputType) {
   if (op.getMode() != ResizeMode::Nearest)
     return std::nullopt;
-  SmallVector<int64_t> factors;
-  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+  MLIRContext *context = op.getContext();
+  int64_t rank = inputType.getRank();
+  SmallVector<AffineExpr> reads;
+  for (int64_t d = 0; d < rank; ++d) {
     int64_t n = inputType.getDimSize(d), m = op.getSizes()[d];
-    if (n <= 0 || m % n)
-      return std::nullopt;
-    int64_t r = m / n;
+    SmallVector<int64_t> indices;
     for (int64_t o = 0; o < m; ++o)
-      if (nearestSourceIndex(op, inputType, d, o) != o / r)
-        return std::nullopt;
-    factors.push_back(r);
+      indices.push_back(nearestSourceIndex(op, inputType, d, o));
+    auto matches = [&](auto index) {
+      for (int64_t o = 0; o < m; ++o)
+        if (indices[o] != index(o))
+          return false;
+      return true;
+    };
+    AffineExpr dim = getAffineDimExpr(d, context);
+    int64_t r = n > 0 && m % n == 0 ? m / n : 0;
+    int64_t c = indices[0], s = m > 1 ? indices[1] - indices[0] : 0;
+    // (linalg takes a bare dim's loop range from the operand: the identity
+    // only where the sizes agree.)
+    if (m == n && matches([](int64_t o) { return o; }))
+      reads.push_back(dim);
+    else if (r > 1 && matches([&](int64_t o) { return o / r; }))
+      reads.push_back(dim.floorDiv(r));
+    else if (m == 1)
+      reads.push_back(getAffineConstantExpr(c, context));
+    else if (s >= 2 && matches([&](int64_t o) { return s * o + c; }))
+      reads.push_back(dim * s + c);
+    else
+      return std::nullopt;
   }
-  return factors;
+  return AffineMap::get(rank, 0, reads, context);
 }
 
 struct ResizeToGeneric : public OpConversionPattern<ResizeOp> {
@@ -242,19 +264,11 @@ struct ResizeToGeneric : public OpConversionPattern<ResizeOp> {
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     Value input = adaptor.getInput();
-    if (std::optional<SmallVector<int64_t>> factors =
-            repeatFactors(op, inputType)) {
-      SmallVector<AffineExpr> reads;
-      for (auto [d, r] : llvm::enumerate(*factors)) {
-        AffineExpr dim = rewriter.getAffineDimExpr(d);
-        reads.push_back(r == 1 ? dim : dim.floorDiv(r));
-      }
+    if (std::optional<AffineMap> reads = affineNearestMap(op, inputType)) {
       auto copy = linalg::GenericOp::create(
           rewriter, op.getLoc(), type, input,
           detail::emptyTensor(rewriter, op.getLoc(), type),
-          ArrayRef<AffineMap>{
-              AffineMap::get(rank, 0, reads, rewriter.getContext()),
-              rewriter.getMultiDimIdentityMap(rank)},
+          ArrayRef<AffineMap>{*reads, rewriter.getMultiDimIdentityMap(rank)},
           iterators, [](OpBuilder &b, Location loc, ValueRange args) {
             linalg::YieldOp::create(b, loc, args[0]);
           });

@@ -48,3 +48,19 @@ func.func @bilinear(%x: tensor<1x3x2x2xf32>) -> tensor<1x3x4x4xf32> {
   %0 = kiln.resize %x sizes = [1, 3, 4, 4] scales = [1.0, 1.0, 2.0, 2.0] mode = linear coordinate_transform = half_pixel nearest_mode = round_prefer_floor : tensor<1x3x2x2xf32> -> tensor<1x3x4x4xf32>
   return %0 : tensor<1x3x4x4xf32>
 }
+
+// -----
+
+// Nearest downsampling by 2 (half_pixel, round_prefer_floor: output o reads
+// input 2o) is a strided copy; so is align_corners from 7 to 4 (inputs 0,
+// 2, 4 and 6).
+// CHECK-DAG: #[[EVERY2:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 * 2, d3 * 2)>
+// CHECK-LABEL: func.func @nearest_strided
+// CHECK: linalg.generic {indexing_maps = [#[[EVERY2]], #{{.*}}], {{.*}} ins(%arg0
+// CHECK: linalg.generic {indexing_maps = [#[[EVERY2]], #{{.*}}], {{.*}} ins(%arg1
+// CHECK-NOT: tensor.extract
+func.func @nearest_strided(%x: tensor<1x2x8x8xf32>, %y: tensor<1x2x7x7xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %0 = kiln.resize %x sizes = [1, 2, 4, 4] scales = [1.0, 1.0, 0.5, 0.5] mode = nearest coordinate_transform = half_pixel nearest_mode = round_prefer_floor : tensor<1x2x8x8xf32> -> tensor<1x2x4x4xf32>
+  %1 = kiln.resize %y sizes = [1, 2, 4, 4] scales = [1.0, 1.0, 0.571428597, 0.571428597] mode = nearest coordinate_transform = align_corners nearest_mode = round_prefer_floor : tensor<1x2x7x7xf32> -> tensor<1x2x4x4xf32>
+  return %0, %1 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}
