@@ -332,8 +332,8 @@ private:
   /// one, so that no group is short. Taps that cannot all stay in registers
   /// (5x5 and 7x7 windows on AVX2, 7x7 on AVX-512) are each read from
   /// memory by the FMAs that use them, so the rows take the registers
-  /// instead: one row a group, as the count left them, loaded every input
-  /// vector once per tap; 8 rows share each load among up to 7 (Zen 3,
+  /// instead: with the taps counted, a group had one row, which loaded each
+  /// input vector once per tap; 8 rows share each load among up to 7 (Zen 3,
   /// AVX2, 1 thread: ConvNeXt's 7x7 over 96 x 56 x 56 1.02 -> 0.49 ms,
   /// 5x5 over 144 x 56 x 56 0.58 -> 0.40, over 672 x 14 x 14 0.22 -> 0.13,
   /// 5x5 / 2 over 240 x 28 x 28 95 -> 55 us).

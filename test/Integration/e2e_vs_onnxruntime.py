@@ -126,7 +126,7 @@ def fpn_upsample():
     """A feature pyramid's top-down step: the coarser map upsampled by 2
     with a nearest Resize (ONNX's default half_pixel / round_prefer_floor:
     each element repeated, a copy kiln vectorizes with shuffles; rows of 26
-    and 52: ragged vectors), added to the lateral map; then by 4 with
+    and 104: ragged vectors), added to the lateral map; then by 4 with
     asymmetric / floor, an upsampling by 3 (a copy read element by
     element), and the lateral map downsampled by 2 (every other element: a
     strided copy)."""
