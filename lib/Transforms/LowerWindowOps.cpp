@@ -340,11 +340,11 @@ private:
   int64_t alignedGroupRows() const {
     const PlaneLayout &l = layout;
     int64_t registers = lanes >= 16 ? 32 : 16;
-    int64_t weights =
+    // The broadcast filter taps held in registers: all or none.
+    int64_t taps =
         kind == WindowKind::DepthwiseConv ? int64_t(l.taps.size()) : 0;
-    if (weights + kMinFreeRegisters > registers)
-      weights = 0;
-    int64_t most = std::clamp<int64_t>(registers - weights - 3, 1,
+    int64_t keptTaps = taps + kMinFreeRegisters <= registers ? taps : 0;
+    int64_t most = std::clamp<int64_t>(registers - keptTaps - 3, 1,
                                        std::min(kMaxSharedRows, l.outHeight));
     for (int64_t rows = most; rows > most / 2; --rows)
       if (l.outHeight % rows == 0)
