@@ -9,7 +9,8 @@ and 1 images: kiln-split-batch, and image by image on 2 lanes of 2 and 1
 images, each lane on one thread),
 a BERT-style encoder layer, a GPT-style decoder block with a causal mask,
 a model whose outputs are reshapes of computed values and a feature
-pyramid's nearest resizes (up by 2, 4 and 3, down by 2), all with random
+pyramid's nearest resizes (up by 2, 4 and 3, down by 2) and a segmentation
+head's bilinear ones (up by 2, 3 and 8, align_corners, down by 2), all with random
 weights (fixed seeds). Each runs on 1 thread and on a pool
 of 2.
 
@@ -155,6 +156,47 @@ def fpn_upsample():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
 
 
+def linear_upsample():
+    """A segmentation head's bilinear resizes, which kiln runs one dim at a
+    time: along rows from per-index tables, along the innermost dim by
+    periods where its indices repeat (the phases unrolled, the clamped
+    edges from tables) and from tables where they do not. Up by 2
+    (half_pixel, ONNX's default) and added to the lateral map; align_corners
+    from 9 x 13 to 33 x 49 (a period of 4 outputs, one input a step); the
+    sum up by 3 (pytorch_half_pixel); by 8 from 4 x 5 (rows of 5 periods);
+    the lateral map down by 2 (every other input: a stride of 2); and
+    align_corners from 9 x 13 to 20 x 30 (no period: tables)."""
+    g = make_models.GraphBuilder(seed=6)
+
+    def resize(x, name, scales=None, sizes=None, **attrs):
+        inputs = ([x, "", g.const(name + "_scales", scales, np.float32)] if scales
+                  else [x, "", "", g.const(name + "_sizes", sizes)])
+        g.nodes.append(helper.make_node("Resize", inputs, [name], mode="linear", **attrs))
+        return name
+
+    merged = g.op("Add", [resize("coarse", "up2", scales=[1, 1, 2, 2]), "lateral"])
+    resize("coarse", "up4_corners", sizes=[2, 12, 33, 49],
+           coordinate_transformation_mode="align_corners")
+    resize(merged, "up3", scales=[1, 1, 3, 3],
+           coordinate_transformation_mode="pytorch_half_pixel")
+    resize("tiny", "up8", scales=[1, 1, 8, 8])
+    resize("lateral", "down2", scales=[1, 1, 0.5, 0.5])
+    resize("coarse", "corners_ragged", sizes=[2, 12, 20, 30],
+           coordinate_transformation_mode="align_corners")
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+               for name, shape in (("up4_corners", [2, 12, 33, 49]),
+                                   ("up3", [2, 12, 54, 78]),
+                                   ("up8", [2, 12, 32, 40]),
+                                   ("down2", [2, 12, 9, 13]),
+                                   ("corners_ragged", [2, 12, 20, 30]))]
+    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+              for name, shape in (("coarse", [2, 12, 9, 13]),
+                                  ("lateral", [2, 12, 18, 26]),
+                                  ("tiny", [2, 12, 4, 5]))]
+    graph = helper.make_graph(g.nodes, "linear_upsample", inputs, outputs, g.initializers)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {}
+
+
 def random_inputs(model, dims, rng):
     inputs = {}
     for value in model.graph.input:
@@ -233,7 +275,7 @@ def main():
             rtol, atol = (float(v) for v in a.split("=", 1)[1].split(","))
     models = {"mlp": mlp(), "resnet_cnn": resnet_cnn(), "bert_layer": bert_layer(),
               "gpt_block": gpt_block(), "reshaped_outputs": reshaped_outputs(),
-              "fpn_upsample": fpn_upsample()}
+              "fpn_upsample": fpn_upsample(), "linear_upsample": linear_upsample()}
     # The CPU target's run also checks a batched CNN split through most of
     # its layers (every convolution or pool of at least 8 KiB an image):
     # image by image, in pieces of 2 and 1 images, and image by image on 2

@@ -90,3 +90,67 @@ func.func @strided_taps(%in: memref<2x9xf32>, %w: memref<3xf32>, %out: memref<8x
   }
   return
 }
+
+// -----
+
+// A parallel loop whose innermost dim is short (a resize's 2 phases,
+// out[2q + p]): the dim sinks into an scf.for, which unrolls, so the
+// periods' loop is innermost and both phases are straight-line code in it.
+// CHECK-LABEL: func.func @phases
+// CHECK: scf.parallel (%[[Q:.*]]) = (%c0) to (%c8) step (%c1)
+// CHECK-NOT: scf.for
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[Q]], %c0]
+// CHECK-NOT: scf.for
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[Q]], %{{.*}}]
+// CHECK-NOT: memref.store
+// TRIP2-LABEL: func.func @phases
+// TRIP2: scf.parallel (%{{.*}}) = (%c0) to (%c8)
+// OPS20-LABEL: func.func @phases
+// OPS20: scf.parallel (%{{.*}}) = (%c0) to (%c8)
+func.func @phases(%in: memref<9xf32>, %w: memref<2xf32>, %out: memref<8x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%q, %p) = (%c0, %c0) to (%c8, %c2) step (%c1, %c1) {
+    %i = arith.addi %q, %p : index
+    %x = memref.load %in[%i] : memref<9xf32>
+    %y = memref.load %w[%p] : memref<2xf32>
+    %v = arith.mulf %x, %y : f32
+    memref.store %v, %out[%q, %p] : memref<8x2xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Kept: a short dim alone (nothing around it to vectorize), an innermost
+// dim longer than max-trip, a loop inside the body.
+// CHECK-LABEL: func.func @kept_parallel
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4)
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c16)
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c16, %c4)
+// CHECK: scf.for
+func.func @kept_parallel(%buf: memref<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %one = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %one, %buf[%i, %i] : memref<16x16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c16) step (%c1, %c1) {
+    memref.store %one, %buf[%i, %j] : memref<16x16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c16, %c4) step (%c1, %c1) {
+    scf.for %k = %c0 to %c16 step %c1 {
+      memref.store %one, %buf[%k, %j] : memref<16x16xf32>
+    }
+    scf.reduce
+  }
+  return
+}

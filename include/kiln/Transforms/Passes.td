@@ -667,7 +667,12 @@ def UnrollSmallLoops : Pass<"kiln-unroll-small-loops", "::mlir::ModuleOp"> {
     repeated until no loop qualifies. A convolution's window loops (3 x 3
     taps) disappear into the output-pixel loop around them, which LLVM's
     loop vectorizer then vectorizes with the accumulator in a register,
-    instead of running a 7-iteration vector loop per tap.
+    instead of running a 7-iteration vector loop per tap. An `scf.parallel`
+    of several dims, without reductions or loops inside, whose innermost
+    dim is as short and whose body as small, first sinks that dim into an
+    `scf.for` of its own, which then unrolls: a resize's phases (`out[r * q
+    + p]`, p < r) become straight-line code in the loop over periods, which
+    LLVM vectorizes with the phases' stores interleaved by shuffles.
   }];
   let options = [
     Option<"maxTrip", "max-trip", "int64_t", /*default=*/"8",

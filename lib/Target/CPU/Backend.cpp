@@ -253,7 +253,11 @@ void buildLLVMDialectPipeline(OpPassManager &pm,
   std::string approximateMath = options.hasNativeLdexp
                                     ? "kiln-approximate-math{ldexp=true},"
                                     : "kiln-approximate-math,";
+  // eliminate-empty-tensors: a result built box by box (a resize's
+  // periods and edges) is written in place: the boxes of a tensor.empty
+  // would otherwise be buffers of their own, copied into the result.
   std::string pipeline =
+      "eliminate-empty-tensors,"
       "one-shot-bufferize{bufferize-function-boundaries "
       "function-boundary-type-conversion=identity-layout-map},"
       "buffer-results-to-out-params{hoist-static-allocs "
