@@ -328,16 +328,18 @@ def softmax(batch: int) -> onnx.ModelProto:
     return g.build()
 
 
-def upsample_nearest(batch: int) -> onnx.ModelProto:
+def upsample(mode: str):
     """A feature pyramid's top-down step: [256, 32, 32] upsampled by 2
-    (nearest, ONNX's default coordinate transform and rounding) and added to
-    the lateral [256, 64, 64]."""
-    g = GraphBuilder("upsample_nearest", seed=13)
-    coarse = g.input("coarse", [batch, 256, 32, 32])
-    lateral = g.input("lateral", [batch, 256, 64, 64])
-    up = g.op("Resize", [coarse, "", g.const([1, 1, 2, 2])], mode="nearest")
-    g.output(g.op("Add", [up, lateral]), "y")
-    return g.build()
+    (`mode` nearest or linear, ONNX's default coordinate transform and
+    rounding) and added to the lateral [256, 64, 64]."""
+    def build(batch: int) -> onnx.ModelProto:
+        g = GraphBuilder(f"upsample_{mode}", seed=13)
+        coarse = g.input("coarse", [batch, 256, 32, 32])
+        lateral = g.input("lateral", [batch, 256, 64, 64])
+        up = g.op("Resize", [coarse, "", g.const([1, 1, 2, 2])], mode=mode)
+        g.output(g.op("Add", [up, lateral]), "y")
+        return g.build()
+    return build
 
 
 def layernorm(batch: int) -> onnx.ModelProto:
@@ -429,8 +431,10 @@ MODELS = [
     BenchModel("softmax", 1, softmax, "Softmax over [1536, 128]", smoke=True),
     BenchModel("layernorm", 1, layernorm, "LayerNormalization over [128, 768]",
                smoke=True),
-    BenchModel("upsample-nearest", 1, upsample_nearest,
+    BenchModel("upsample-nearest", 1, upsample("nearest"),
                "Resize nearest x2 of [256, 32, 32] + lateral add (FPN)"),
+    BenchModel("upsample-bilinear", 1, upsample("linear"),
+               "Resize bilinear x2 of [256, 32, 32] + lateral add (FPN)"),
     # Depthwise windows whose filter taps do not fit in AVX2's registers.
     BenchModel("convnext-dw7x7", 1, conv_layer(96, 96, 7, 1, 96, 56),
                "ConvNeXt depthwise 7x7, 96 channels at 56"),
