@@ -75,16 +75,17 @@ struct UnrollSmallLoopsPass
     std::optional<int64_t> upper =
         getConstantIntValue(loop.getUpperBound()[dims - 1]);
     std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dims - 1]);
-    if (!lower || !upper || !step || *step <= 0)
+    if (!lower || !upper || !step || *step <= 0 || *upper <= *lower)
       return false;
     std::optional<int64_t> trips =
         shortTripCount(APInt(64, (*upper - *lower + *step - 1) / *step));
-    if (*upper <= *lower || !trips || !smallBody(loop.getBody(), *trips))
+    if (!trips || !smallBody(loop.getBody(), *trips))
       return false;
     OpBuilder b(loop);
     auto outer = scf::ParallelOp::create(
         b, loop.getLoc(), loop.getLowerBound().drop_back(),
         loop.getUpperBound().drop_back(), loop.getStep().drop_back());
+    outer->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
     b.setInsertionPointToStart(outer.getBody());
     auto inner = scf::ForOp::create(
         b, loop.getLoc(), loop.getLowerBound()[dims - 1],
@@ -105,12 +106,8 @@ struct UnrollSmallLoopsPass
     while (changed) {
       changed = false;
       SmallVector<scf::ParallelOp> parallelLoops;
-      getOperation().walk([&](scf::ParallelOp loop) {
-        if (llvm::none_of(loop.getBody()->getOperations(), [](Operation &op) {
-              return isa<LoopLikeOpInterface>(op);
-            }))
-          parallelLoops.push_back(loop);
-      });
+      getOperation().walk(
+          [&](scf::ParallelOp loop) { parallelLoops.push_back(loop); });
       for (scf::ParallelOp loop : parallelLoops)
         changed |= sinkShortInnerDim(loop);
       SmallVector<scf::ForOp> loops;

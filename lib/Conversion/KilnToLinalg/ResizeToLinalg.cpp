@@ -122,7 +122,7 @@ struct DimSampling {
       return true;
     };
     AffineExpr o = getAffineDimExpr(dim, context);
-    int64_t r = m % n == 0 ? m / n : 0;
+    int64_t r = n > 0 && m % n == 0 ? m / n : 0;
     int64_t c = lo[0], s = m > 1 ? lo[1] - lo[0] : 0;
     // (linalg takes a bare dim's loop range from the operand: the identity
     // only where the sizes agree.)
