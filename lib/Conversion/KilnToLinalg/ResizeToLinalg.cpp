@@ -402,9 +402,7 @@ std::optional<Periods> findPeriods(const DimSampling &dim) {
       }
       return true;
     };
-    // (r = s = 1 would be a blend with one pair of weights everywhere: no
-    // phases to unroll, the tables' gathers LLVM vectorizes as they are.)
-    if (s < 1 || (r == 1 && s == 1) || !matches(middle))
+    if (s < 1 || !matches(middle))
       continue;
     Periods periods;
     periods.period = r;
